@@ -1,0 +1,30 @@
+package v1alpha1
+
+// The in-flight state of a rollout lives in annotations on the RollingUpgradeConfig, so that the
+// controller keeps nothing in memory and a human can read and steer it with kubectl.
+const (
+	// TargetImageAnnotation is the image the workload should run. The controller sets it to start a
+	// rollout and removes it to roll back; a human may set it by hand to force a version.
+	TargetImageAnnotation = "rollgate.dev/target-image"
+
+	// UpdatePhaseAnnotation is the step of the rollout in flight; absent or empty means idle.
+	UpdatePhaseAnnotation = "rollgate.dev/update-phase"
+
+	// UpdateStartedAnnotation is the RFC 3339 time the health timer started.
+	UpdateStartedAnnotation = "rollgate.dev/update-started"
+
+	// ResetCircuitAnnotation is set by a human to a new value to close an open circuit breaker.
+	ResetCircuitAnnotation = "rollgate.dev/reset-circuit"
+
+	// LastImageAnnotation is written on the workload: the image rollgate last rendered into it.
+	LastImageAnnotation = "rollgate.dev/last-image"
+
+	// LastUpdatedByAnnotation is written on the workload: the RollingUpgradeConfig that rendered it.
+	LastUpdatedByAnnotation = "rollgate.dev/last-updated-by"
+
+	// VersionSourceLabel marks a ConfigMap as a version signal; unlabelled ConfigMaps are never read.
+	VersionSourceLabel = "rollgate.dev/version-source"
+
+	// FieldManager is the server-side apply field manager of every write rollgate makes.
+	FieldManager = "rollgate"
+)

@@ -1,0 +1,342 @@
+//go:build integration
+
+package v1alpha1_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/client-go/discovery"
+	"k8s.io/client-go/kubernetes"
+	"k8s.io/client-go/rest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/yaml"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+)
+
+// These tests install the generated CRDs into a real kube-apiserver and etcd (envtest) and check
+// what the API server itself enforces: schema, defaults, CEL rules, subresources, printer columns.
+
+var (
+	cfg *rest.Config
+	k8s client.Client
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run these tests with `make test-integration`")
+		os.Exit(1)
+	}
+	env := &envtest.Environment{
+		CRDDirectoryPaths:     []string{filepath.Join("..", "..", "config", "crd", "bases")},
+		ErrorIfCRDPathMissing: true,
+	}
+	var err error
+	if cfg, err = env.Start(); err != nil {
+		fmt.Fprintln(os.Stderr, "starting envtest:", err)
+		os.Exit(1)
+	}
+	scheme := runtime.NewScheme()
+	_ = v1alpha1.AddToScheme(scheme)
+	if k8s, err = client.New(cfg, client.Options{Scheme: scheme}); err != nil {
+		fmt.Fprintln(os.Stderr, "client:", err)
+		_ = env.Stop()
+		os.Exit(1)
+	}
+	code := m.Run()
+	if err := env.Stop(); err != nil {
+		fmt.Fprintln(os.Stderr, "stopping envtest:", err)
+	}
+	os.Exit(code)
+}
+
+func TestIntegrationCRDsAreServedWithNamesAndCategory(t *testing.T) {
+	dc, err := discovery.NewDiscoveryClientForConfig(cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	list, err := dc.ServerResourcesForGroupVersion(v1alpha1.GroupVersion.String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]string{"rollingupgradeconfigs": "ruc", "applicationversions": "appver"}
+	for _, r := range list.APIResources {
+		short, ok := want[r.Name]
+		if !ok {
+			continue
+		}
+		delete(want, r.Name)
+		if !r.Namespaced || !slices.Equal(r.ShortNames, []string{short}) || !slices.Contains(r.Categories, "rollgate") {
+			t.Errorf("%s: namespaced=%v shortNames=%v categories=%v", r.Name, r.Namespaced, r.ShortNames, r.Categories)
+		}
+	}
+	if len(want) > 0 {
+		t.Errorf("not served: %v", want)
+	}
+}
+
+func TestIntegrationSamplesAreAccepted(t *testing.T) {
+	ns := namespace(t)
+	for _, f := range []string{"rollgate_v1alpha1_rollingupgradeconfig.yaml", "rollgate_v1alpha1_applicationversion.yaml"} {
+		obj := readObject(t, filepath.Join("..", "..", "config", "samples", f))
+		obj.SetNamespace(ns)
+		if err := k8s.Create(context.Background(), obj); err != nil {
+			t.Errorf("%s rejected: %v", f, err)
+		}
+	}
+}
+
+func TestIntegrationDefaults(t *testing.T) {
+	ns := namespace(t)
+	ruc := validConfig(ns, "defaults")
+	unstructured.RemoveNestedField(ruc.Object, "spec", "versionConstraint")
+	unstructured.RemoveNestedField(ruc.Object, "spec", "healthTimeout")
+	unstructured.RemoveNestedField(ruc.Object, "spec", "maxRollbacks")
+	unstructured.RemoveNestedField(ruc.Object, "spec", "maintenanceWindow", "timeZone")
+	must(t, unstructured.SetNestedSlice(ruc.Object, []any{map[string]any{"registry": map[string]any{}}}, "spec", "sources"))
+	if err := k8s.Create(context.Background(), ruc); err != nil {
+		t.Fatal(err)
+	}
+	var got v1alpha1.RollingUpgradeConfig
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(ruc), &got); err != nil {
+		t.Fatal(err)
+	}
+	s := got.Spec
+	if s.VersionConstraint != ">=0.0.0" || s.HealthTimeout.Duration != 10*time.Minute || s.MaxRollbacks != 3 ||
+		s.MaintenanceWindow.TimeZone != "UTC" || s.Sources[0].Registry.Interval.Duration != time.Hour {
+		t.Errorf("defaults not applied: %+v", s)
+	}
+}
+
+// TestIntegrationInvalidSpecsAreRejected: each bad value is refused at admission with a message
+// that tells the user what to write instead.
+func TestIntegrationInvalidSpecsAreRejected(t *testing.T) {
+	ns := namespace(t)
+	window := func(fields map[string]any) func(*unstructured.Unstructured) {
+		return func(u *unstructured.Unstructured) { set(u, fields, "spec", "maintenanceWindow") }
+	}
+	sources := func(src ...any) func(*unstructured.Unstructured) {
+		return func(u *unstructured.Unstructured) { set(u, src, "spec", "sources") }
+	}
+	cases := []struct {
+		name   string
+		mutate func(*unstructured.Unstructured)
+		want   string
+	}{
+		{"unknown kind", func(u *unstructured.Unstructured) { set(u, "DaemonSet", "spec", "targetRef", "kind") },
+			`Unsupported value: "DaemonSet"`},
+		{"no target name", func(u *unstructured.Unstructured) { set(u, "", "spec", "targetRef", "name") },
+			"spec.targetRef.name"},
+		{"no targetRef", func(u *unstructured.Unstructured) { unstructured.RemoveNestedField(u.Object, "spec", "targetRef") },
+			"spec.targetRef: Required value"},
+		{"no image", func(u *unstructured.Unstructured) { unstructured.RemoveNestedField(u.Object, "spec", "image") },
+			"spec.image: Required value"},
+		{"image with tag", func(u *unstructured.Unstructured) { set(u, "ghcr.io/acme/web:1.0.0", "spec", "image") },
+			"image must be a repository without tag or digest"},
+		{"image with digest", func(u *unstructured.Unstructured) {
+			set(u, "ghcr.io/acme/web@sha256:"+strings.Repeat("a", 64), "spec", "image")
+		}, "image must be a repository without tag or digest"},
+		{"maxRollbacks 0", func(u *unstructured.Unstructured) { set(u, int64(0), "spec", "maxRollbacks") },
+			"spec.maxRollbacks: Invalid value: 0: spec.maxRollbacks in body should be greater than or equal to 1"},
+		{"healthTimeout 10s", func(u *unstructured.Unstructured) { set(u, "10s", "spec", "healthTimeout") },
+			"healthTimeout must be a duration of at least 30s"},
+		{"healthTimeout not a duration", func(u *unstructured.Unstructured) { set(u, "ten minutes", "spec", "healthTimeout") },
+			"healthTimeout must be a duration of at least 30s"},
+		{"window without duration", window(map[string]any{"schedule": "0 3 * * *"}),
+			"a maintenance window needs both schedule and duration"},
+		{"window without schedule", window(map[string]any{"duration": "2h"}),
+			"a maintenance window needs both schedule and duration"},
+		{"schedule of four fields", window(map[string]any{"schedule": "0 3 * *", "duration": "2h"}),
+			"schedule must be a cron expression of five fields"},
+		{"time zone inside the schedule", window(map[string]any{"schedule": "CRON_TZ=UTC 0 3 * *", "duration": "2h"}),
+			"set the time zone in timeZone, not in the schedule"},
+		{"window of 30s", window(map[string]any{"schedule": "0 3 * * *", "duration": "30s"}),
+			"duration must be a duration of at least 1m"},
+		{"empty source", sources(map[string]any{}),
+			"a source sets exactly one of applicationVersion, configMap or registry"},
+		{"source with two signals", sources(map[string]any{
+			"applicationVersion": map[string]any{"name": "web"}, "registry": map[string]any{}}),
+			"a source sets exactly one of applicationVersion, configMap or registry"},
+		{"configMap without key", sources(map[string]any{"configMap": map[string]any{"name": "versions"}}),
+			"spec.sources[0].configMap.key: Required value"},
+		{"registry interval 10s", sources(map[string]any{"registry": map[string]any{"interval": "10s"}}),
+			"interval must be a duration of at least 1m"},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			u := validConfig(ns, fmt.Sprintf("invalid-%d", i))
+			tc.mutate(u)
+			err := k8s.Create(context.Background(), u)
+			if !apierrors.IsInvalid(err) {
+				t.Fatalf("want Invalid, got %v", err)
+			}
+			if !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("error %q\ndoes not say %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestIntegrationInvalidApplicationVersionsAreRejected(t *testing.T) {
+	ns := namespace(t)
+	cases := []struct {
+		name string
+		spec map[string]any
+		want string
+	}{
+		{"image with tag", map[string]any{"image": "ghcr.io/acme/web:1.4.0", "version": "1.4.0"},
+			"image must be a repository without tag or digest"},
+		{"no version", map[string]any{"image": "ghcr.io/acme/web"}, "spec.version: Required value"},
+		{"empty version", map[string]any{"image": "ghcr.io/acme/web", "version": ""}, "spec.version"},
+	}
+	for i, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			u := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": v1alpha1.GroupVersion.String(), "kind": "ApplicationVersion",
+				"metadata": map[string]any{"name": fmt.Sprintf("invalid-%d", i), "namespace": ns},
+				"spec":     tc.spec,
+			}}
+			err := k8s.Create(context.Background(), u)
+			if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("want Invalid saying %q, got %v", tc.want, err)
+			}
+		})
+	}
+}
+
+// TestIntegrationStatusIsASubresource: a write of the main resource cannot change status, and a
+// status write cannot change spec — so users and the controller never overwrite each other.
+func TestIntegrationStatusIsASubresource(t *testing.T) {
+	ctx := context.Background()
+	ns := namespace(t)
+	var ruc v1alpha1.RollingUpgradeConfig
+	toTyped(t, validConfig(ns, "status"), &ruc)
+	if err := k8s.Create(ctx, &ruc); err != nil {
+		t.Fatal(err)
+	}
+	ruc.Status.Phase = v1alpha1.PhaseCompleted
+	if err := k8s.Update(ctx, &ruc); err != nil {
+		t.Fatal(err)
+	}
+	if ruc.Status.Phase != "" {
+		t.Errorf("main resource update stored status.phase %q", ruc.Status.Phase)
+	}
+	ruc.Status.Phase = v1alpha1.PhaseCompleted
+	ruc.Status.CurrentVersion = "1.3.0"
+	ruc.Spec.MaxRollbacks = 7
+	if err := k8s.Status().Update(ctx, &ruc); err != nil {
+		t.Fatal(err)
+	}
+	if ruc.Status.Phase != v1alpha1.PhaseCompleted || ruc.Status.CurrentVersion != "1.3.0" || ruc.Spec.MaxRollbacks != 3 {
+		t.Errorf("after status update: phase=%q current=%q maxRollbacks=%d", ruc.Status.Phase, ruc.Status.CurrentVersion, ruc.Spec.MaxRollbacks)
+	}
+}
+
+// TestIntegrationPrinterColumns asks the API server for the table kubectl prints.
+func TestIntegrationPrinterColumns(t *testing.T) {
+	ns := namespace(t)
+	if err := k8s.Create(context.Background(), validConfig(ns, "columns")); err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string][]string{
+		"rollingupgradeconfigs": {"Name", "Target", "Current", "Target Version", "Phase", "Circuit", "Next Window", "Age"},
+		"applicationversions":   {"Name", "Image", "Version", "Ready", "Age"},
+	}
+	cs := kubernetes.NewForConfigOrDie(cfg)
+	for resource, want := range cases {
+		raw, err := cs.RESTClient().Get().
+			AbsPath("/apis", v1alpha1.GroupVersion.Group, v1alpha1.GroupVersion.Version, "namespaces", ns, resource).
+			SetHeader("Accept", "application/json;as=Table;v=v1;g=meta.k8s.io").DoRaw(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var table metav1.Table
+		if err := json.Unmarshal(raw, &table); err != nil {
+			t.Fatal(err)
+		}
+		var defaultCols []string
+		for _, c := range table.ColumnDefinitions {
+			if c.Priority == 0 {
+				defaultCols = append(defaultCols, c.Name)
+			}
+		}
+		if !slices.Equal(defaultCols, want) {
+			t.Errorf("%s columns = %v, want %v", resource, defaultCols, want)
+		}
+	}
+}
+
+// --- helpers ---
+
+var nsCount int
+
+// namespace creates a namespace for one test, so that tests do not see each other's objects.
+func namespace(t *testing.T) string {
+	t.Helper()
+	nsCount++
+	name := fmt.Sprintf("crd-%d-%d", time.Now().UnixNano()%100000, nsCount)
+	ns := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": "v1", "kind": "Namespace", "metadata": map[string]any{"name": name}}}
+	if err := k8s.Create(context.Background(), ns); err != nil {
+		t.Fatal(err)
+	}
+	return name
+}
+
+// validConfig is a RollingUpgradeConfig that passes every rule; cases change one field of it.
+func validConfig(ns, name string) *unstructured.Unstructured {
+	return &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": v1alpha1.GroupVersion.String(),
+		"kind":       "RollingUpgradeConfig",
+		"metadata":   map[string]any{"name": name, "namespace": ns},
+		"spec": map[string]any{
+			"targetRef":         map[string]any{"kind": "Deployment", "name": "web"},
+			"image":             "127.0.0.1:5000/acme/web",
+			"versionConstraint": ">=1.0.0",
+			"sources":           []any{map[string]any{"applicationVersion": map[string]any{"name": "web"}}},
+			"maintenanceWindow": map[string]any{"schedule": "0 3 * * *", "duration": "2h", "timeZone": "Europe/Berlin"},
+			"healthTimeout":     "5m",
+			"maxRollbacks":      int64(3),
+		},
+	}}
+}
+
+func set(u *unstructured.Unstructured, value any, path ...string) {
+	if err := unstructured.SetNestedField(u.Object, runtime.DeepCopyJSONValue(value), path...); err != nil {
+		panic(err)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+func readObject(t *testing.T, path string) *unstructured.Unstructured {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	must(t, err)
+	u := &unstructured.Unstructured{}
+	must(t, yaml.Unmarshal(data, &u.Object))
+	return u
+}
+
+func toTyped(t *testing.T, u *unstructured.Unstructured, into any) {
+	t.Helper()
+	must(t, runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into))
+}

@@ -1,0 +1,322 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// WorkloadKind is the kind of workload a RollingUpgradeConfig steers.
+// +kubebuilder:validation:Enum=Deployment;StatefulSet
+type WorkloadKind string
+
+const (
+	// KindDeployment is an apps/v1 Deployment.
+	KindDeployment WorkloadKind = "Deployment"
+	// KindStatefulSet is an apps/v1 StatefulSet.
+	KindStatefulSet WorkloadKind = "StatefulSet"
+)
+
+// WorkloadReference names the workload in the config's own namespace. There is deliberately no
+// namespace field: a tenant must not be able to steer another tenant's workload.
+type WorkloadReference struct {
+	// Kind of the workload: Deployment or StatefulSet.
+	// +required
+	Kind WorkloadKind `json:"kind"`
+
+	// Name of the workload in the same namespace.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// ApplicationVersionSource reads the version of an ApplicationVersion in the same namespace.
+type ApplicationVersionSource struct {
+	// Name of the ApplicationVersion.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
+// ConfigMapSource reads versions from one key of a ConfigMap in the same namespace. The ConfigMap
+// must carry the label rollgate.dev/version-source: "true"; rollgate does not watch any other.
+type ConfigMapSource struct {
+	// Name of the ConfigMap.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// Key whose value is one version, or a comma-separated list of versions.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Key string `json:"key"`
+}
+
+// RegistrySource lists the tags of spec.image in its container registry.
+type RegistrySource struct {
+	// Interval between two listings of the repository.
+	// +kubebuilder:default="1h"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$') && duration(self) >= duration('1m')",message="interval must be a duration of at least 1m, e.g. 1h"
+	// +optional
+	Interval metav1.Duration `json:"interval,omitempty"`
+}
+
+// VersionSource is one version signal. Exactly one of its fields is set.
+// +kubebuilder:validation:XValidation:rule="(has(self.applicationVersion) ? 1 : 0) + (has(self.configMap) ? 1 : 0) + (has(self.registry) ? 1 : 0) == 1",message="a source sets exactly one of applicationVersion, configMap or registry"
+type VersionSource struct {
+	// ApplicationVersion reads spec.version of an ApplicationVersion.
+	// +optional
+	ApplicationVersion *ApplicationVersionSource `json:"applicationVersion,omitempty"`
+
+	// ConfigMap reads a key of a labelled ConfigMap.
+	// +optional
+	ConfigMap *ConfigMapSource `json:"configMap,omitempty"`
+
+	// Registry lists the tags of spec.image.
+	// +optional
+	Registry *RegistrySource `json:"registry,omitempty"`
+}
+
+// MaintenanceWindow says when a rollout may start: the window opens at every fire time of the cron
+// schedule and stays open for the duration. Only the start of a rollout is gated; a health check in
+// flight goes on after the window closes.
+// +kubebuilder:validation:XValidation:rule="has(self.schedule) && has(self.duration)",message="a maintenance window needs both schedule and duration"
+type MaintenanceWindow struct {
+	// Schedule is a cron expression of five fields: minute hour day-of-month month day-of-week.
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:XValidation:rule="self.matches('^ *[^ ]+( +[^ ]+){4} *$')",message="schedule must be a cron expression of five fields (minute hour day-of-month month day-of-week), e.g. \"0 3 * * *\""
+	// +kubebuilder:validation:XValidation:rule="!self.contains('TZ=')",message="set the time zone in timeZone, not in the schedule"
+	// +optional
+	Schedule string `json:"schedule,omitempty"`
+
+	// Duration the window stays open after each fire time.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$') && duration(self) >= duration('1m')",message="duration must be a duration of at least 1m, e.g. 2h"
+	// +optional
+	Duration *metav1.Duration `json:"duration,omitempty"`
+
+	// TimeZone is the IANA time zone the schedule is read in, e.g. Europe/Berlin.
+	// +kubebuilder:default="UTC"
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	TimeZone string `json:"timeZone,omitempty"`
+}
+
+// RollingUpgradeConfigSpec says which workload rollgate steers, where its versions come from, which
+// versions it may take, and when and how carefully it may roll them out.
+type RollingUpgradeConfigSpec struct {
+	// TargetRef is the Deployment or StatefulSet whose container image rollgate renders.
+	// +required
+	TargetRef WorkloadReference `json:"targetRef"`
+
+	// Container is the name of the container whose image is managed. Default: the first container.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Container string `json:"container,omitempty"`
+
+	// Image is the repository, without tag or digest; a candidate version V becomes image:V.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([a-zA-Z0-9.-]+(:[0-9]+)?/)?[a-z0-9]+([._-]+[a-z0-9]+)*(/[a-z0-9]+([._-]+[a-z0-9]+)*)*$')",message="image must be a repository without tag or digest, e.g. ghcr.io/acme/web"
+	Image string `json:"image"`
+
+	// VersionConstraint is a semver constraint (Masterminds syntax) a version must satisfy.
+	// +kubebuilder:default=">=0.0.0"
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	VersionConstraint string `json:"versionConstraint,omitempty"`
+
+	// Sources are the version signals; the candidates of all of them are merged. With no source,
+	// only a target-image annotation set by hand moves the workload.
+	// +kubebuilder:validation:MaxItems=16
+	// +optional
+	Sources []VersionSource `json:"sources,omitempty"`
+
+	// MaintenanceWindow gates the start of a rollout. Absent: always open.
+	// +optional
+	MaintenanceWindow *MaintenanceWindow `json:"maintenanceWindow,omitempty"`
+
+	// HealthTimeout is how long a new version has to become healthy before it is rolled back.
+	// +kubebuilder:default="10m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$') && duration(self) >= duration('30s')",message="healthTimeout must be a duration of at least 30s, e.g. 10m"
+	// +optional
+	HealthTimeout metav1.Duration `json:"healthTimeout,omitempty"`
+
+	// MaxRollbacks is the number of consecutive rollbacks after which the circuit breaker opens and
+	// no new version is applied until a human resets it.
+	// +kubebuilder:default=3
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	MaxRollbacks int32 `json:"maxRollbacks,omitempty"`
+
+	// Suspend stops all automatic rollouts of this config; a rollout in flight is still watched.
+	// +optional
+	Suspend bool `json:"suspend,omitempty"`
+}
+
+// Phase is the state of a RollingUpgradeConfig's rollout.
+// +kubebuilder:validation:Enum=Idle;Pending;InProgress;RollingBack;Completed;Failed;Suspended
+type Phase string
+
+const (
+	// PhaseIdle: no rollout yet and nothing to do.
+	PhaseIdle Phase = "Idle"
+	// PhasePending: a version is held until the maintenance window opens.
+	PhasePending Phase = "Pending"
+	// PhaseInProgress: a version was applied and its health check is running.
+	PhaseInProgress Phase = "InProgress"
+	// PhaseRollingBack: the rollback is watched until the previous version is healthy again.
+	PhaseRollingBack Phase = "RollingBack"
+	// PhaseCompleted: the last rollout succeeded.
+	PhaseCompleted Phase = "Completed"
+	// PhaseFailed: the circuit breaker is open.
+	PhaseFailed Phase = "Failed"
+	// PhaseSuspended: spec.suspend is set.
+	PhaseSuspended Phase = "Suspended"
+)
+
+// RolloutResult is the outcome of one rollout in the version history.
+// +kubebuilder:validation:Enum=Healthy;RolledBack
+type RolloutResult string
+
+const (
+	// ResultHealthy: the version passed its health check.
+	ResultHealthy RolloutResult = "Healthy"
+	// ResultRolledBack: the version failed its health check and was rolled back.
+	ResultRolledBack RolloutResult = "RolledBack"
+)
+
+// MaxHistory is the number of versionHistory entries kept; older ones are dropped first.
+const MaxHistory = 50
+
+// VersionHistoryEntry records one finished rollout.
+type VersionHistoryEntry struct {
+	// Version is the tag that was rolled out.
+	Version string `json:"version"`
+	// Image is the full image reference that was rolled out.
+	Image string `json:"image"`
+	// AppliedAt is when the rollout started.
+	AppliedAt metav1.Time `json:"appliedAt"`
+	// Status is the outcome: Healthy or RolledBack.
+	Status RolloutResult `json:"status"`
+}
+
+// RollingUpgradeConfigStatus is what rollgate observed and decided.
+type RollingUpgradeConfigStatus struct {
+	// ObservedGeneration is the generation of the spec this status was computed from.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions: Ready, Reconciling and Stalled, following kstatus.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// Phase of the rollout.
+	// +optional
+	Phase Phase `json:"phase,omitempty"`
+
+	// CurrentVersion is the last version that passed its health check.
+	// +optional
+	CurrentVersion string `json:"currentVersion,omitempty"`
+
+	// CurrentImage is the image of CurrentVersion; a rollback returns to it.
+	// +optional
+	CurrentImage string `json:"currentImage,omitempty"`
+
+	// TargetVersion is the version being rolled out (InProgress) or held (Pending).
+	// +optional
+	TargetVersion string `json:"targetVersion,omitempty"`
+
+	// AvailableVersion is the best eligible candidate right now.
+	// +optional
+	AvailableVersion string `json:"availableVersion,omitempty"`
+
+	// NextWindow is when a held version will be applied.
+	// +optional
+	NextWindow *metav1.Time `json:"nextWindow,omitempty"`
+
+	// LastCheck is when the sources were last read.
+	// +optional
+	LastCheck *metav1.Time `json:"lastCheck,omitempty"`
+
+	// LastUpdate is when a version was last applied.
+	// +optional
+	LastUpdate *metav1.Time `json:"lastUpdate,omitempty"`
+
+	// RollbackCount is the number of consecutive rollbacks; a healthy rollout resets it.
+	// +optional
+	RollbackCount int32 `json:"rollbackCount,omitempty"`
+
+	// CircuitOpen is true when RollbackCount reached spec.maxRollbacks; no version is applied until
+	// a human sets a new value of the rollgate.dev/reset-circuit annotation.
+	// +optional
+	CircuitOpen bool `json:"circuitOpen,omitempty"`
+
+	// FailedVersions are the tags that were rolled back, as their exact original strings; they are
+	// never tried again.
+	// +listType=set
+	// +optional
+	FailedVersions []string `json:"failedVersions,omitempty"`
+
+	// VersionHistory lists finished rollouts, newest last, at most 50.
+	// +kubebuilder:validation:MaxItems=50
+	// +optional
+	VersionHistory []VersionHistoryEntry `json:"versionHistory,omitempty"`
+}
+
+// RollingUpgradeConfig rolls a Deployment or StatefulSet forward to new image versions announced by
+// version signals, inside a maintenance window, with a health check, rollback and a circuit breaker.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
+// +kubebuilder:resource:shortName=ruc,categories=rollgate
+// +kubebuilder:printcolumn:name="Target",type=string,JSONPath=`.spec.targetRef.name`
+// +kubebuilder:printcolumn:name="Kind",type=string,JSONPath=`.spec.targetRef.kind`,priority=1
+// +kubebuilder:printcolumn:name="Current",type=string,JSONPath=`.status.currentVersion`
+// +kubebuilder:printcolumn:name="Target Version",type=string,JSONPath=`.status.targetVersion`
+// +kubebuilder:printcolumn:name="Available",type=string,JSONPath=`.status.availableVersion`,priority=1
+// +kubebuilder:printcolumn:name="Phase",type=string,JSONPath=`.status.phase`
+// +kubebuilder:printcolumn:name="Circuit",type=boolean,JSONPath=`.status.circuitOpen`
+// +kubebuilder:printcolumn:name="Rollbacks",type=integer,JSONPath=`.status.rollbackCount`,priority=1
+// +kubebuilder:printcolumn:name="Next Window",type=string,JSONPath=`.status.nextWindow`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`,priority=1
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type RollingUpgradeConfig struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec   RollingUpgradeConfigSpec   `json:"spec"`
+	Status RollingUpgradeConfigStatus `json:"status,omitempty"`
+}
+
+// GetConditions returns the status conditions (fluxcd meta.ObjectWithConditions).
+func (in *RollingUpgradeConfig) GetConditions() []metav1.Condition { return in.Status.Conditions }
+
+// SetConditions replaces the status conditions (fluxcd meta.ObjectWithConditionsSetter).
+func (in *RollingUpgradeConfig) SetConditions(c []metav1.Condition) { in.Status.Conditions = c }
+
+// RollingUpgradeConfigList is a list of RollingUpgradeConfigs.
+//
+// +kubebuilder:object:root=true
+type RollingUpgradeConfigList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []RollingUpgradeConfig `json:"items"`
+}
+
+func init() {
+	SchemeBuilder.Register(&RollingUpgradeConfig{}, &RollingUpgradeConfigList{})
+}

@@ -1,0 +1,46 @@
+// Command rollgate is the rollgate manager: it runs the controllers that roll Deployments and
+// StatefulSets forward to new image versions, and serves health probes and Prometheus metrics.
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+
+	ctrl "sigs.k8s.io/controller-runtime"
+)
+
+func main() {
+	err := run(ctrl.SetupSignalHandler(), os.Args[1:])
+	if errors.Is(err, flag.ErrHelp) {
+		return // the flag package printed the usage
+	}
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "rollgate:", err)
+		os.Exit(1)
+	}
+}
+
+// run parses the command line, builds the manager and runs it until ctx is done.
+func run(ctx context.Context, args []string) error {
+	opts, err := parseOptions(args)
+	if err != nil {
+		return err
+	}
+	ctrl.SetLogger(opts.logger())
+
+	cfg, err := opts.restConfig()
+	if err != nil {
+		return err
+	}
+	mgr, err := newManager(cfg, opts)
+	if err != nil {
+		return err
+	}
+	ctrl.Log.WithName("setup").Info("starting manager",
+		"metrics", opts.MetricsAddr, "probes", opts.ProbeAddr,
+		"leaderElection", opts.LeaderElect, "namespaces", opts.Namespaces)
+	return mgr.Start(ctx)
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"strings"
+
+	"github.com/go-logr/logr"
+	"k8s.io/client-go/rest"
+	"k8s.io/client-go/tools/clientcmd"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+)
+
+// options are the manager's command-line settings.
+type options struct {
+	Kubeconfig              string
+	MetricsAddr             string
+	MetricsSecure           bool
+	ProbeAddr               string
+	LeaderElect             bool
+	LeaderElectionID        string
+	LeaderElectionNamespace string
+	Namespaces              []string
+	zap                     zap.Options
+}
+
+// parseOptions reads the flags. The defaults suit a manager running in the cluster: leader election
+// on, metrics on :8080 (plain HTTP) and probes on :8081.
+func parseOptions(args []string) (options, error) {
+	var o options
+	fs := flag.NewFlagSet("rollgate", flag.ContinueOnError)
+	fs.StringVar(&o.Kubeconfig, "kubeconfig", "",
+		"Path to a kubeconfig. Default: $KUBECONFIG, then the in-cluster service account, then ~/.kube/config.")
+	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080",
+		"Address the Prometheus metrics endpoint binds to; \"0\" turns it off.")
+	fs.BoolVar(&o.MetricsSecure, "metrics-secure", false,
+		"Serve metrics over HTTPS and only to clients that pass a TokenReview and a SubjectAccessReview "+
+			"for GET /metrics; otherwise plain HTTP.")
+	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081",
+		"Address the /healthz and /readyz endpoints bind to.")
+	fs.BoolVar(&o.LeaderElect, "leader-elect", true,
+		"Elect a leader through a Lease so that only one replica reconciles at a time.")
+	fs.StringVar(&o.LeaderElectionID, "leader-election-id", "rollgate.rollgate.dev",
+		"Name of the Lease used for leader election.")
+	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "",
+		"Namespace of the leader election Lease. Default: the manager's own namespace when in the cluster.")
+	var namespaces string
+	fs.StringVar(&namespaces, "namespace", "",
+		"Comma-separated namespaces to watch. Default: all namespaces.")
+	o.zap = zap.Options{Development: false}
+	o.zap.BindFlags(fs)
+
+	if err := fs.Parse(args); err != nil {
+		return options{}, err
+	}
+	if fs.NArg() > 0 {
+		return options{}, fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
+	}
+	for _, ns := range strings.Split(namespaces, ",") {
+		if ns = strings.TrimSpace(ns); ns != "" {
+			o.Namespaces = append(o.Namespaces, ns)
+		}
+	}
+	if o.LeaderElect && o.LeaderElectionID == "" {
+		return options{}, errors.New("--leader-election-id must not be empty when --leader-elect is on")
+	}
+	return o, nil
+}
+
+func (o options) logger() logr.Logger {
+	return zap.New(zap.UseFlagOptions(&o.zap))
+}
+
+// restConfig loads the client configuration: --kubeconfig if given, otherwise the usual chain
+// ($KUBECONFIG, in-cluster, ~/.kube/config).
+func (o options) restConfig() (*rest.Config, error) {
+	rules := clientcmd.NewDefaultClientConfigLoadingRules()
+	rules.ExplicitPath = o.Kubeconfig
+	cfg, err := clientcmd.NewNonInteractiveDeferredLoadingClientConfig(rules, nil).ClientConfig()
+	if err != nil {
+		return nil, fmt.Errorf("no Kubernetes client configuration (pass --kubeconfig or run in a cluster): %w", err)
+	}
+	return cfg, nil
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"go.uber.org/zap/zapcore"
+)
+
+func TestParseOptions(t *testing.T) {
+	cases := []struct {
+		name    string
+		args    []string
+		check   func(options) bool
+		wantErr string
+	}{
+		{name: "defaults suit a manager in the cluster", args: nil, check: func(o options) bool {
+			return o.LeaderElect && o.LeaderElectionID == "rollgate.rollgate.dev" && o.MetricsAddr == ":8080" &&
+				!o.MetricsSecure && o.ProbeAddr == ":8081" && o.Namespaces == nil && o.Kubeconfig == ""
+		}},
+		{name: "local run", args: []string{"--kubeconfig", "/tmp/kc", "--leader-elect=false", "--metrics-bind-address", "127.0.0.1:0"},
+			check: func(o options) bool {
+				return o.Kubeconfig == "/tmp/kc" && !o.LeaderElect && o.MetricsAddr == "127.0.0.1:0"
+			}},
+		{name: "namespaces are split and trimmed", args: []string{"--namespace", "shop, billing,,"},
+			check: func(o options) bool { return slices.Equal(o.Namespaces, []string{"shop", "billing"}) }},
+		{name: "secure metrics", args: []string{"--metrics-secure", "--metrics-bind-address=:8443"},
+			check: func(o options) bool { return o.MetricsSecure && o.MetricsAddr == ":8443" }},
+		{name: "zap log level", args: []string{"--zap-log-level=debug"},
+			check: func(o options) bool { return o.zap.Level != nil && o.zap.Level.Enabled(zapcore.DebugLevel) }},
+		{name: "unknown flag", args: []string{"--no-such-flag"}, wantErr: "flag provided but not defined"},
+		{name: "stray argument", args: []string{"manager"}, wantErr: `unexpected argument "manager"`},
+		{name: "empty lease name", args: []string{"--leader-election-id="}, wantErr: "--leader-election-id must not be empty"},
+		{name: "bad log level", args: []string{"--zap-log-level=loud"}, wantErr: "loud"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			o, err := parseOptions(tc.args)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("error = %v, want one containing %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !tc.check(o) {
+				t.Errorf("unexpected options: %+v", o)
+			}
+		})
+	}
+}
+
+func TestRestConfigNamesTheMissingKubeconfig(t *testing.T) {
+	t.Setenv("KUBECONFIG", "")
+	t.Setenv("HOME", t.TempDir())
+	_, err := options{Kubeconfig: "/does/not/exist"}.restConfig()
+	if err == nil || !strings.Contains(err.Error(), "/does/not/exist") || !strings.Contains(err.Error(), "--kubeconfig") {
+		t.Fatalf("error = %v", err)
+	}
+}

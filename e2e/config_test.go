@@ -1,0 +1,75 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"strings"
+	"testing"
+)
+
+// These tests apply what config/ ships to the real API server.
+
+// installCRDs applies config/crd (idempotent) and waits until both CRDs are served.
+func installCRDs(t *testing.T) {
+	t.Helper()
+	mustKubectl(t, "apply", "--server-side", "-k", "config/crd")
+	mustKubectl(t, "wait", "--for=condition=Established", "--timeout=60s",
+		"crd/rollingupgradeconfigs.rollgate.dev", "crd/applicationversions.rollgate.dev")
+}
+
+func TestCRDsInstallAndSamplesAreAccepted(t *testing.T) {
+	installCRDs(t)
+
+	ns := newNamespace(t, "samples")
+	mustKubectl(t, "-n", ns, "apply", "--dry-run=server", "-k", "config/samples")
+	mustKubectl(t, "-n", ns, "apply", "-k", "config/samples")
+
+	// The category lists both kinds; the short names work.
+	out := mustKubectl(t, "-n", ns, "get", "rollgate", "-o", "name")
+	for _, want := range []string{"rollingupgradeconfig.rollgate.dev/web", "applicationversion.rollgate.dev/web"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("kubectl get rollgate does not list %s:\n%s", want, out)
+		}
+	}
+	out = mustKubectl(t, "-n", ns, "get", "ruc,appver")
+	for _, col := range []string{"TARGET", "CURRENT", "TARGET VERSION", "PHASE", "CIRCUIT", "NEXT WINDOW", "IMAGE", "VERSION"} {
+		if !strings.Contains(out, col) {
+			t.Errorf("kubectl get ruc,appver has no column %s:\n%s", col, out)
+		}
+	}
+}
+
+func TestDefaultKustomizationPassesServerDryRun(t *testing.T) {
+	// Server-side dry run checks every object against the API server's schemas and admission, but
+	// it cannot create the namespace it would put them in; create that first.
+	if _, err := kubectl(t, "get", "namespace", "rollgate-system"); err != nil {
+		mustKubectl(t, "create", "namespace", "rollgate-system")
+		t.Cleanup(func() { _, _ = kubectl(t, "delete", "namespace", "rollgate-system", "--wait=false") })
+	}
+	out := mustKubectl(t, "apply", "-k", "config/default", "--dry-run=server")
+	for _, want := range []string{
+		"deployment.apps/rollgate-controller-manager",
+		"clusterrole.rbac.authorization.k8s.io/rollgate-manager-role",
+		"service/rollgate-controller-manager-metrics",
+		"customresourcedefinition.apiextensions.k8s.io/rollingupgradeconfigs.rollgate.dev",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run did not include %s:\n%s", want, out)
+		}
+	}
+}
+
+func TestPlainExamplePassesServerDryRun(t *testing.T) {
+	installCRDs(t)
+	// The example creates its own namespace "shop"; the dry run needs it to exist already.
+	if _, err := kubectl(t, "get", "namespace", "shop"); err != nil {
+		mustKubectl(t, "create", "namespace", "shop")
+		t.Cleanup(func() { _, _ = kubectl(t, "delete", "namespace", "shop", "--wait=false") })
+	}
+	out := mustKubectl(t, "apply", "-k", "examples/plain", "--dry-run=server")
+	for _, want := range []string{"deployment.apps/web", "applicationversion.rollgate.dev/web", "rollingupgradeconfig.rollgate.dev/web"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run did not include %s:\n%s", want, out)
+		}
+	}
+}

@@ -1,0 +1,116 @@
+#!/usr/bin/env bash
+# Builds the local control plane from the Go module proxy, pinned by the Makefile:
+#   kube-apiserver, kube-controller-manager, kube-scheduler, kubectl  (k8s.io/kubernetes)
+#   etcd                                                              (go.etcd.io/etcd/server/v3)
+#   kwok, kwokctl                                                     (sigs.k8s.io/kwok)
+#
+# Each component is built in a throwaway module under $CACHE/src and installed into
+# $CACHE/<component>-<version>/. A stamp file makes a rebuild happen only when a pinned version
+# changes. k8s.io/kubernetes is not meant to be used as a dependency: its go.mod replaces every
+# staging module with ./staging/src/..., so the throwaway module replaces each of them with the
+# published module of the same name at the matching v0.X.Y.
+set -euo pipefail
+
+: "${KUBE_VERSION:?KUBE_VERSION is not set (run through make)}"
+: "${ETCD_VERSION:?ETCD_VERSION is not set (run through make)}"
+: "${KWOK_VERSION:?KWOK_VERSION is not set (run through make)}"
+: "${CACHE:?CACHE is not set (run through make)}"
+
+command -v go >/dev/null || { echo "error: go is not on PATH; install Go 1.26 or newer" >&2; exit 1; }
+
+mkdir -p "$CACHE/src"
+CACHE=$(cd "$CACHE" && pwd)
+export GOFLAGS=-mod=mod GOWORK=off
+
+log() { printf '==> %s\n' "$*" >&2; }
+
+# staged MODULE VERSION NAME... : true when every NAME is already built for VERSION.
+built() {
+  local dir=$1; shift
+  [ -f "$dir/.stamp" ] || return 1
+  for b in "$@"; do [ -x "$dir/$b" ] || return 1; done
+}
+
+# throwaway DIR MODULE VERSION: a module that requires MODULE@VERSION.
+throwaway() {
+  local dir=$1 mod=$2 ver=$3
+  rm -rf "$dir" && mkdir -p "$dir"
+  (cd "$dir" && go mod init rollgate.local/build >/dev/null 2>&1 && go mod edit -require="$mod@$ver")
+}
+
+build_kube() {
+  local out="$CACHE/kubernetes-$KUBE_VERSION"
+  if built "$out" kube-apiserver kube-controller-manager kube-scheduler kubectl; then
+    log "kubernetes $KUBE_VERSION: cached in $out"; return
+  fi
+  log "kubernetes $KUBE_VERSION: building (cold: ~5 min of downloads and ~5 min of compiling)"
+  local src="$CACHE/src/kubernetes" staging="v0.${KUBE_VERSION#v1.}"
+  throwaway "$src" k8s.io/kubernetes "$KUBE_VERSION"
+  local gomod
+  gomod=$(cd "$src" && go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
+  [ -n "$gomod" ] || { echo "error: could not download k8s.io/kubernetes@$KUBE_VERSION" >&2; exit 1; }
+  # Every "k8s.io/x => ./staging/src/k8s.io/x" of kubernetes' go.mod becomes "k8s.io/x => k8s.io/x v0.N.M".
+  local replaces
+  replaces=$(sed -n 's#^[[:space:]]*\(k8s.io/[^[:space:]]*\) => ./staging/.*#\1#p' "$gomod")
+  [ -n "$replaces" ] || { echo "error: no staging replaces found in $gomod" >&2; exit 1; }
+  local args=()
+  for m in $replaces; do args+=("-replace=$m=$m@$staging"); done
+  (cd "$src" && go mod edit "${args[@]}")
+  local major=${KUBE_VERSION#v}; major=${major%%.*}
+  local minor=${KUBE_VERSION#v*.}; minor=${minor%%.*}
+  local ldflags="-s -w"
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldflags+=" -X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor"
+    ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
+  done
+  (cd "$src" && cat > tools.go <<GO
+//go:build tools
+
+package build
+
+import (
+	_ "k8s.io/kubernetes/cmd/kube-apiserver"
+	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
+	_ "k8s.io/kubernetes/cmd/kube-scheduler"
+	_ "k8s.io/kubernetes/cmd/kubectl"
+)
+GO
+  go mod tidy -e 2>&1 | grep -v "^go: downloading" >&2 || true
+  mkdir -p "$out"
+  CGO_ENABLED=0 go build -tags tools -trimpath -ldflags "$ldflags" -o "$out/" \
+    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
+    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl)
+  echo "$KUBE_VERSION" > "$out/.stamp"
+}
+
+build_etcd() {
+  local out="$CACHE/etcd-$ETCD_VERSION"
+  if built "$out" etcd; then log "etcd $ETCD_VERSION: cached in $out"; return; fi
+  log "etcd $ETCD_VERSION: building (~1 min)"
+  local src="$CACHE/src/etcd"
+  throwaway "$src" go.etcd.io/etcd/server/v3 "$ETCD_VERSION"
+  (cd "$src" && printf '//go:build tools\n\npackage build\n\nimport _ "go.etcd.io/etcd/server/v3"\n' > tools.go &&
+    go mod tidy -e 2>&1 | grep -v "^go: downloading" >&2 || true &&
+    mkdir -p "$out" &&
+    CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$out/etcd" go.etcd.io/etcd/server/v3)
+  echo "$ETCD_VERSION" > "$out/.stamp"
+}
+
+build_kwok() {
+  local out="$CACHE/kwok-$KWOK_VERSION"
+  if built "$out" kwok kwokctl; then log "kwok $KWOK_VERSION: cached in $out"; return; fi
+  log "kwok $KWOK_VERSION: building (~2 min)"
+  local src="$CACHE/src/kwok"
+  throwaway "$src" sigs.k8s.io/kwok "$KWOK_VERSION"
+  (cd "$src" && printf '//go:build tools\n\npackage build\n\nimport (\n\t_ "sigs.k8s.io/kwok/cmd/kwok"\n\t_ "sigs.k8s.io/kwok/cmd/kwokctl"\n)\n' > tools.go &&
+    go mod tidy -e 2>&1 | grep -v "^go: downloading" >&2 || true &&
+    mkdir -p "$out" &&
+    CGO_ENABLED=0 go build -tags tools -trimpath \
+      -ldflags "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION" \
+      -o "$out/" sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl)
+  echo "$KWOK_VERSION" > "$out/.stamp"
+}
+
+for c in "${@:-etcd kube kwok}"; do
+  for x in $c; do "build_$x"; done
+done

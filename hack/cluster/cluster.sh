@@ -1,0 +1,120 @@
+#!/usr/bin/env bash
+# The local Kubernetes cluster: a real etcd, kube-apiserver, kube-controller-manager and
+# kube-scheduler started by kwokctl's binary runtime, with kwok nodes. Run through make, which
+# pins and builds the binaries and sets the variables below.
+#
+#   cluster.sh up                  start the cluster, or reuse a healthy one; recreate a broken one
+#   cluster.sh down                delete it and every process it started
+#   cluster.sh never-ready IMG...  pods running any of these images never become Ready (none: clear)
+#   cluster.sh ready-delay MS      delay before a pod becomes Ready
+set -euo pipefail
+
+: "${CLUSTER:?CLUSTER is not set (run through make)}"
+: "${KUBECONFIG_OUT:?KUBECONFIG_OUT is not set (run through make)}"
+: "${KUBE_BIN:?KUBE_BIN is not set (run through make)}"
+: "${ETCD_BIN:?ETCD_BIN is not set (run through make)}"
+: "${KWOK_BIN:?KWOK_BIN is not set (run through make)}"
+: "${CACHE:?CACHE is not set (run through make)}"
+NODES=${NODES:-3}
+
+here=$(cd "$(dirname "$0")" && pwd)
+# kwokctl keeps each cluster's files, pids and logs under its work dir; keep them in the cache.
+export KWOK_WORKDIR="$CACHE/kwok-workdir"
+clusterdir="$KWOK_WORKDIR/clusters/$CLUSTER"
+
+for b in "$KUBE_BIN/kube-apiserver" "$KUBE_BIN/kube-controller-manager" "$KUBE_BIN/kube-scheduler" \
+  "$KUBE_BIN/kubectl" "$ETCD_BIN/etcd" "$KWOK_BIN/kwok" "$KWOK_BIN/kwokctl"; do
+  [ -x "$b" ] || { echo "error: $b is missing: run 'make control-plane' first" >&2; exit 1; }
+done
+
+log() { printf '==> %s\n' "$*" >&2; }
+kwokctl() { "$KWOK_BIN/kwokctl" --name "$CLUSTER" "$@"; }
+kc() { "$KUBE_BIN/kubectl" --kubeconfig "$KUBECONFIG_OUT" "$@"; }
+
+exists() { [ -d "$clusterdir" ]; }
+
+healthy() {
+  [ -f "$KUBECONFIG_OUT" ] &&
+    kc get --raw /readyz >/dev/null 2>&1 &&
+    kc get stages.kwok.x-k8s.io pod-ready >/dev/null 2>&1
+}
+
+# kill_strays ends any process still running from this cluster's directory, e.g. after the work
+# dir was removed by hand or kwokctl was killed halfway.
+kill_strays() {
+  local pids
+  pids=$(pgrep -f "$clusterdir/" || true)
+  [ -z "$pids" ] && return
+  log "stopping stray processes of cluster $CLUSTER: $(echo $pids)"
+  kill $pids 2>/dev/null || true
+  for _ in $(seq 50); do pgrep -f "$clusterdir/" >/dev/null || return 0; sleep 0.1; done
+  kill -9 $(pgrep -f "$clusterdir/") 2>/dev/null || true
+}
+
+down() {
+  if exists; then
+    log "deleting cluster $CLUSTER"
+    kwokctl delete cluster >/dev/null 2>&1 || true
+  fi
+  kill_strays
+  rm -rf "$clusterdir"
+  rm -f "$KUBECONFIG_OUT" "$CACHE/kwokctl-$CLUSTER.log"
+}
+
+up() {
+  if exists && healthy; then
+    log "cluster $CLUSTER is running: reusing it"
+  else
+    if exists; then log "cluster $CLUSTER is not healthy (crashed or half-started): recreating it"; fi
+    down
+    log "creating cluster $CLUSTER (kube $KUBE_VERSION, etcd $ETCD_VERSION, kwok $KWOK_VERSION)"
+    kwokctl create cluster \
+      --runtime binary \
+      --etcd-binary "$ETCD_BIN/etcd" \
+      --kube-apiserver-binary "$KUBE_BIN/kube-apiserver" \
+      --kube-controller-manager-binary "$KUBE_BIN/kube-controller-manager" \
+      --kube-scheduler-binary "$KUBE_BIN/kube-scheduler" \
+      --kwok-controller-binary "$KWOK_BIN/kwok" \
+      --enable-crds Stage \
+      --kubeconfig "$KUBECONFIG_OUT" \
+      --wait 2m >"$CACHE/kwokctl-$CLUSTER.log" 2>&1 ||
+      { cat "$CACHE/kwokctl-$CLUSTER.log" >&2; echo "error: kwokctl could not start cluster $CLUSTER" >&2; down; exit 1; }
+  fi
+  # Reset the stages to the shipped defaults: a reused cluster must behave like a new one.
+  kc apply --server-side --force-conflicts --field-manager rollgate-cluster -f "$here/stages.yaml" >/dev/null
+  kwokctl scale node --replicas "$NODES" >>"$CACHE/kwokctl-$CLUSTER.log" 2>&1 ||
+    { cat "$CACHE/kwokctl-$CLUSTER.log" >&2; echo "error: kwokctl could not add nodes" >&2; exit 1; }
+  kc wait --for=condition=Ready node --all --timeout=120s >/dev/null
+  log "cluster $CLUSTER is up with $NODES nodes; KUBECONFIG=$KUBECONFIG_OUT"
+}
+
+# set_list STAGE INDEX VALUES...: the values of one matchExpression, kept non-empty with "none".
+set_list() {
+  local stage=$1 index=$2; shift 2
+  local values
+  values=$(printf '%s\n' none "$@" | jq -R . | jq -sc .)
+  kc patch stages.kwok.x-k8s.io "$stage" --type=json \
+    -p "[{\"op\":\"replace\",\"path\":\"/spec/selector/matchExpressions/$index/values\",\"value\":$values}]" >/dev/null
+}
+
+never_ready() {
+  [ "${1:-}" = none ] && shift
+  set_list pod-ready 3 "$@"
+  set_list pod-never-ready 2 "$@"
+  log "never-ready images: ${*:-none}"
+}
+
+ready_delay() {
+  local ms=${1:?usage: cluster.sh ready-delay MILLISECONDS}
+  [[ $ms =~ ^[0-9]+$ ]] || { echo "error: ready-delay takes milliseconds, got '$ms'" >&2; exit 1; }
+  kc patch stages.kwok.x-k8s.io pod-ready --type=merge -p "{\"spec\":{\"delay\":{\"durationMilliseconds\":$ms}}}" >/dev/null
+  log "pod ready delay: ${ms}ms"
+}
+
+case "${1:-}" in
+  up) up ;;
+  down) down ;;
+  never-ready) shift; never_ready "$@" ;;
+  ready-delay) shift; ready_delay "$@" ;;
+  *) echo "usage: $0 up|down|never-ready IMAGE...|ready-delay MS" >&2; exit 2 ;;
+esac

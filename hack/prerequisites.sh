@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Fails with one actionable line when a tool the build needs is missing. Everything else (the
+# control plane, kwok, controller-gen) is built by the Makefile from the Go module proxy.
+set -euo pipefail
+
+need() {
+  command -v "$1" >/dev/null 2>&1 || { echo "error: '$1' is not installed: $2" >&2; exit 1; }
+}
+need go   "install Go 1.26 or newer (https://go.dev/doc/install) and put it on PATH"
+need git  "install git (Debian: apt-get install -y git)"
+need curl "install curl (Debian: apt-get install -y curl)"
+
+ver=$(go env GOVERSION | sed 's/^go//')
+major=${ver%%.*}; rest=${ver#*.}; minor=${rest%%.*}
+if [ "$major" -lt 1 ] || { [ "$major" -eq 1 ] && [ "$minor" -lt 26 ]; }; then
+  echo "error: Go $ver is too old: install Go 1.26 or newer" >&2; exit 1
+fi
