@@ -1,0 +1,59 @@
+// Package bookkeeping updates the record a RollingUpgradeConfig keeps of its rollouts: current
+// version, failed versions, consecutive rollbacks, circuit breaker and history. Each function changes
+// only the status it is given.
+package bookkeeping
+
+import (
+	"slices"
+	"strings"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+)
+
+// Success records a version that passed its health check: it becomes the current version, the
+// rollback counter restarts and the circuit closes.
+func Success(st *v1alpha1.RollingUpgradeConfigStatus, version, image string, appliedAt metav1.Time) {
+	st.CurrentVersion = version
+	st.CurrentImage = image
+	st.RollbackCount = 0
+	st.CircuitOpen = false
+	appendHistory(st, v1alpha1.VersionHistoryEntry{Version: version, Image: image, AppliedAt: appliedAt, Status: v1alpha1.ResultHealthy})
+}
+
+// Rollback records a version that failed its health check: it joins the failed list (once), the
+// counter goes up, and the circuit opens when the counter reaches maxRollbacks. It reports whether
+// this rollback opened the circuit.
+func Rollback(st *v1alpha1.RollingUpgradeConfigStatus, version, image string, appliedAt metav1.Time, maxRollbacks int32) (opened bool) {
+	if !slices.Contains(st.FailedVersions, version) {
+		st.FailedVersions = append(st.FailedVersions, version)
+	}
+	st.RollbackCount++
+	appendHistory(st, v1alpha1.VersionHistoryEntry{Version: version, Image: image, AppliedAt: appliedAt, Status: v1alpha1.ResultRolledBack})
+	if !st.CircuitOpen && st.RollbackCount >= max(maxRollbacks, 1) {
+		st.CircuitOpen = true
+		return true
+	}
+	return false
+}
+
+// ResetCircuit closes the circuit after a human asked for it. Failed versions stay failed.
+func ResetCircuit(st *v1alpha1.RollingUpgradeConfigStatus) {
+	st.RollbackCount = 0
+	st.CircuitOpen = false
+}
+
+// DigestPinned reports whether an image is pinned by digest (repo@sha256:...). A human who pins a
+// digest by hand has taken the config out of automatic updates: no tag can be "newer" than it.
+func DigestPinned(image string) bool {
+	return strings.Contains(image, "@sha256:")
+}
+
+// appendHistory adds an entry, newest last, and drops the oldest beyond v1alpha1.MaxHistory.
+func appendHistory(st *v1alpha1.RollingUpgradeConfigStatus, e v1alpha1.VersionHistoryEntry) {
+	st.VersionHistory = append(st.VersionHistory, e)
+	if n := len(st.VersionHistory) - v1alpha1.MaxHistory; n > 0 {
+		st.VersionHistory = slices.Clone(st.VersionHistory[n:])
+	}
+}

@@ -1,0 +1,102 @@
+package bookkeeping
+
+import (
+	"fmt"
+	"slices"
+	"testing"
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+)
+
+var t0 = metav1.NewTime(time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC))
+
+func TestSuccessResetsCounterAndCircuit(t *testing.T) {
+	st := v1alpha1.RollingUpgradeConfigStatus{RollbackCount: 2, CircuitOpen: true, FailedVersions: []string{"1.2.0"},
+		CurrentVersion: "1.1.0", CurrentImage: "r/app:1.1.0"}
+	Success(&st, "1.3.0", "r/app:1.3.0", t0)
+	if st.CurrentVersion != "1.3.0" || st.CurrentImage != "r/app:1.3.0" || st.RollbackCount != 0 || st.CircuitOpen {
+		t.Errorf("status = %+v", st)
+	}
+	if !slices.Equal(st.FailedVersions, []string{"1.2.0"}) {
+		t.Errorf("failed versions changed: %v", st.FailedVersions)
+	}
+	want := v1alpha1.VersionHistoryEntry{Version: "1.3.0", Image: "r/app:1.3.0", AppliedAt: t0, Status: v1alpha1.ResultHealthy}
+	if len(st.VersionHistory) != 1 || st.VersionHistory[0] != want {
+		t.Errorf("history = %+v", st.VersionHistory)
+	}
+}
+
+func TestRollback(t *testing.T) {
+	cases := []struct {
+		name         string
+		before       v1alpha1.RollingUpgradeConfigStatus
+		version      string
+		maxRollbacks int32
+		wantFailed   []string
+		wantCount    int32
+		wantOpen     bool
+		wantOpened   bool
+	}{
+		{"first rollback", v1alpha1.RollingUpgradeConfigStatus{}, "1.2.0", 3, []string{"1.2.0"}, 1, false, false},
+		{"third rollback opens the circuit", v1alpha1.RollingUpgradeConfigStatus{RollbackCount: 2, FailedVersions: []string{"1.2.0", "1.2.1"}},
+			"1.2.2", 3, []string{"1.2.0", "1.2.1", "1.2.2"}, 3, true, true},
+		{"maxRollbacks 1 opens at once", v1alpha1.RollingUpgradeConfigStatus{}, "1.2.0", 1, []string{"1.2.0"}, 1, true, true},
+		{"failed list has no duplicates", v1alpha1.RollingUpgradeConfigStatus{RollbackCount: 1, FailedVersions: []string{"1.2.0"}},
+			"1.2.0", 3, []string{"1.2.0"}, 2, false, false},
+		{"exact strings: v1.2.0 is another entry", v1alpha1.RollingUpgradeConfigStatus{FailedVersions: []string{"1.2.0"}},
+			"v1.2.0", 3, []string{"1.2.0", "v1.2.0"}, 1, false, false},
+		{"already open: not opened again", v1alpha1.RollingUpgradeConfigStatus{RollbackCount: 3, CircuitOpen: true},
+			"1.4.0", 3, []string{"1.4.0"}, 4, true, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st := tc.before
+			opened := Rollback(&st, tc.version, "r/app:"+tc.version, t0, tc.maxRollbacks)
+			if !slices.Equal(st.FailedVersions, tc.wantFailed) || st.RollbackCount != tc.wantCount ||
+				st.CircuitOpen != tc.wantOpen || opened != tc.wantOpened {
+				t.Errorf("failed=%v count=%d open=%v opened=%v", st.FailedVersions, st.RollbackCount, st.CircuitOpen, opened)
+			}
+			last := st.VersionHistory[len(st.VersionHistory)-1]
+			if last.Version != tc.version || last.Status != v1alpha1.ResultRolledBack {
+				t.Errorf("last history entry = %+v", last)
+			}
+		})
+	}
+}
+
+func TestHistoryKeepsTheNewest50(t *testing.T) {
+	var st v1alpha1.RollingUpgradeConfigStatus
+	for i := range 60 {
+		Success(&st, fmt.Sprintf("1.%d.0", i), "r/app", t0)
+	}
+	if len(st.VersionHistory) != v1alpha1.MaxHistory {
+		t.Fatalf("history has %d entries", len(st.VersionHistory))
+	}
+	if first, last := st.VersionHistory[0].Version, st.VersionHistory[49].Version; first != "1.10.0" || last != "1.59.0" {
+		t.Errorf("history spans %s..%s, want 1.10.0..1.59.0", first, last)
+	}
+}
+
+func TestResetCircuitKeepsFailedVersions(t *testing.T) {
+	st := v1alpha1.RollingUpgradeConfigStatus{RollbackCount: 3, CircuitOpen: true, FailedVersions: []string{"1.2.0"}}
+	ResetCircuit(&st)
+	if st.RollbackCount != 0 || st.CircuitOpen || len(st.FailedVersions) != 1 {
+		t.Errorf("status = %+v", st)
+	}
+}
+
+func TestDigestPinned(t *testing.T) {
+	for image, want := range map[string]bool{
+		"ghcr.io/acme/web@sha256:" + fmt.Sprintf("%064x", 1): true,
+		"ghcr.io/acme/web:1.2.0@sha256:abc":                  true,
+		"ghcr.io/acme/web:1.2.0":                             false,
+		"127.0.0.1:5000/acme/web:1.2.0":                      false,
+	} {
+		if got := DigestPinned(image); got != want {
+			t.Errorf("DigestPinned(%q) = %v", image, got)
+		}
+	}
+}

@@ -1,0 +1,96 @@
+// Package version chooses the version a workload moves to: the highest candidate tag that
+// satisfies the semver constraint, is strictly newer than the current version and has not failed
+// before. It knows nothing of Kubernetes.
+package version
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/Masterminds/semver/v3"
+)
+
+// Why a candidate was not chosen.
+const (
+	SkipNotSemver  = "NotSemver"  // a tag such as latest, nightly or sha-abc1234
+	SkipConstraint = "Constraint" // outside the version constraint
+	SkipNotNewer   = "NotNewer"   // not strictly greater than the current version
+	SkipFailed     = "Failed"     // on the failed list (exact tag string)
+	SkipDuplicate  = "Duplicate"  // the same tag string came from two sources
+)
+
+// Skip records one candidate that was not chosen and why.
+type Skip struct {
+	Tag    string
+	Reason string
+}
+
+// Choice is the outcome of Choose.
+type Choice struct {
+	// Tag is the chosen candidate as written by its source, or "" when none is eligible.
+	Tag string
+	// Skipped lists, in input order, the candidates that were not eligible and why. Eligible
+	// candidates lower than Tag are not listed.
+	Skipped []Skip
+}
+
+// Policy holds a parsed constraint; build it once per reconcile with NewPolicy.
+type Policy struct {
+	constraint *semver.Constraints
+}
+
+// NewPolicy parses a Masterminds semver constraint such as ">=1.0.0, <2.0.0". An empty constraint
+// accepts every version without a prerelease part.
+func NewPolicy(constraint string) (*Policy, error) {
+	if constraint == "" {
+		constraint = ">=0.0.0"
+	}
+	c, err := semver.NewConstraint(constraint)
+	if err != nil {
+		return nil, fmt.Errorf("invalid version constraint %q: %w", constraint, err)
+	}
+	return &Policy{constraint: c}, nil
+}
+
+// Choose picks from candidates. current is the version running now ("" when unknown: then any
+// version the constraint allows is newer); an unparsable current version is an error, since
+// "newer" would mean nothing. failed holds exact tag strings: "1.2.0" does not exclude "v1.2.0".
+func (p *Policy) Choose(candidates []string, current string, failed []string) (Choice, error) {
+	var cur *semver.Version
+	if current != "" {
+		v, err := semver.NewVersion(current)
+		if err != nil {
+			return Choice{}, fmt.Errorf("current version %q is not semver: %w", current, err)
+		}
+		cur = v
+	}
+
+	var choice Choice
+	var best *semver.Version
+	seen := map[string]bool{}
+	for _, tag := range candidates {
+		if seen[tag] {
+			choice.Skipped = append(choice.Skipped, Skip{tag, SkipDuplicate})
+			continue
+		}
+		seen[tag] = true
+		v, err := semver.NewVersion(tag)
+		switch {
+		case err != nil:
+			choice.Skipped = append(choice.Skipped, Skip{tag, SkipNotSemver})
+		case !p.constraint.Check(v):
+			choice.Skipped = append(choice.Skipped, Skip{tag, SkipConstraint})
+		case cur != nil && !v.GreaterThan(cur):
+			choice.Skipped = append(choice.Skipped, Skip{tag, SkipNotNewer})
+		case slices.Contains(failed, tag):
+			choice.Skipped = append(choice.Skipped, Skip{tag, SkipFailed})
+		default:
+			// Of two spellings of one version the first one seen wins, so the result does not
+			// depend on anything but the input order.
+			if best == nil || v.GreaterThan(best) {
+				best, choice.Tag = v, tag
+			}
+		}
+	}
+	return choice, nil
+}
