@@ -127,8 +127,8 @@ func TestRepeatedHourOpensOnce(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	first := time.Date(2026, 10, 25, 0, 30, 0, 0, time.UTC)  // 02:30 CEST
-	second := time.Date(2026, 10, 25, 1, 30, 0, 0, time.UTC) // 02:30 CET
+	first := time.Date(2026, 10, 25, 0, 30, 0, 0, time.UTC)   // 02:30 CEST
+	second := time.Date(2026, 10, 25, 1, 30, 0, 0, time.UTC)  // 02:30 CET
 	before := time.Date(2026, 10, 24, 23, 50, 0, 0, time.UTC) // 01:50 CEST
 	if w.Open(before) || !w.NextOpen(before).Equal(first) {
 		t.Errorf("from 01:50 CEST: open %v, next %s, want closed until %s", w.Open(before), w.NextOpen(before), first)
