@@ -270,6 +270,11 @@ type RollingUpgradeConfigStatus struct {
 	// +optional
 	FailedVersions []string `json:"failedVersions,omitempty"`
 
+	// LastCircuitReset is the last value of the rollgate.dev/reset-circuit annotation that was acted
+	// on; a different value resets the circuit breaker once.
+	// +optional
+	LastCircuitReset string `json:"lastCircuitReset,omitempty"`
+
 	// VersionHistory lists finished rollouts, newest last, at most 50.
 	// +kubebuilder:validation:MaxItems=50
 	// +optional

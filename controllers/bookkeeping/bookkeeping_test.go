@@ -54,7 +54,10 @@ func TestRollback(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			st := tc.before
-			opened := Rollback(&st, tc.version, "r/app:"+tc.version, t0, tc.maxRollbacks)
+			recorded, opened := Rollback(&st, tc.version, "r/app:"+tc.version, t0, tc.maxRollbacks)
+			if !recorded {
+				t.Fatal("rollback not recorded")
+			}
 			if !slices.Equal(st.FailedVersions, tc.wantFailed) || st.RollbackCount != tc.wantCount ||
 				st.CircuitOpen != tc.wantOpen || opened != tc.wantOpened {
 				t.Errorf("failed=%v count=%d open=%v opened=%v", st.FailedVersions, st.RollbackCount, st.CircuitOpen, opened)
@@ -70,7 +73,7 @@ func TestRollback(t *testing.T) {
 func TestHistoryKeepsTheNewest50(t *testing.T) {
 	var st v1alpha1.RollingUpgradeConfigStatus
 	for i := range 60 {
-		Success(&st, fmt.Sprintf("1.%d.0", i), "r/app", t0)
+		Success(&st, fmt.Sprintf("1.%d.0", i), "r/app", metav1.NewTime(t0.Add(time.Duration(i)*time.Hour)))
 	}
 	if len(st.VersionHistory) != v1alpha1.MaxHistory {
 		t.Fatalf("history has %d entries", len(st.VersionHistory))
@@ -85,18 +88,5 @@ func TestResetCircuitKeepsFailedVersions(t *testing.T) {
 	ResetCircuit(&st)
 	if st.RollbackCount != 0 || st.CircuitOpen || len(st.FailedVersions) != 1 {
 		t.Errorf("status = %+v", st)
-	}
-}
-
-func TestDigestPinned(t *testing.T) {
-	for image, want := range map[string]bool{
-		"ghcr.io/acme/web@sha256:" + fmt.Sprintf("%064x", 1): true,
-		"ghcr.io/acme/web:1.2.0@sha256:abc":                  true,
-		"ghcr.io/acme/web:1.2.0":                             false,
-		"127.0.0.1:5000/acme/web:1.2.0":                      false,
-	} {
-		if got := DigestPinned(image); got != want {
-			t.Errorf("DigestPinned(%q) = %v", image, got)
-		}
 	}
 }

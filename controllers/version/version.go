@@ -34,6 +34,13 @@ type Choice struct {
 	Skipped []Skip
 }
 
+// IsSemver reports whether a tag reads as a semantic version (a leading "v" and a missing minor
+// or patch part are accepted, as Masterminds/semver does).
+func IsSemver(tag string) bool {
+	_, err := semver.NewVersion(tag)
+	return err == nil
+}
+
 // Policy holds a parsed constraint; build it once per reconcile with NewPolicy.
 type Policy struct {
 	constraint *semver.Constraints

@@ -79,7 +79,7 @@ func (w *Window) NextOpen(now time.Time) time.Time {
 	if w.Open(now) {
 		return now
 	}
-	return w.nextFire(now)
+	return w.nextFire(now).In(w.loc)
 }
 
 // nextFire is the earliest fire instant strictly after the given one.
@@ -125,10 +125,10 @@ func (w *Window) instant(wall time.Time) time.Time {
 	return start
 }
 
-// String describes the window for messages, e.g. "0 3 * * * Europe/Berlin for 2h0m0s".
+// String describes the window for messages, e.g. "0 3 * * * Europe/Berlin".
 func (w *Window) String() string {
 	if w == nil {
 		return "always open"
 	}
-	return fmt.Sprintf("%s %s for %s", w.spec, w.zone, w.duration)
+	return w.spec + " " + w.zone
 }

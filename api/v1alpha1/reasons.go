@@ -1,0 +1,31 @@
+package v1alpha1
+
+// Event reasons. Each is emitted on a transition only, never on every reconcile.
+const (
+	EventVersionAvailable            = "VersionAvailable"            // a new best eligible version appeared
+	EventVersionHeld                 = "VersionHeld"                 // a version waits for the maintenance window
+	EventUpdateStarting              = "UpdateStarting"              // a version was applied; its health check runs
+	EventUpdateComplete              = "UpdateComplete"              // the version passed its health check
+	EventUpdateRollback              = "UpdateRollback"              // the version failed; rolling back
+	EventRollbackComplete            = "RollbackComplete"            // the previous version is healthy again
+	EventCircuitOpen                 = "CircuitOpen"                 // maxRollbacks reached; no more rollouts
+	EventCircuitReset                = "CircuitReset"                // a human reset the circuit breaker
+	EventVersionAvailableCircuitOpen = "VersionAvailableCircuitOpen" // a version is available but the circuit is open
+	EventInvalidSpec                 = "InvalidSpec"                 // the spec, an annotation or a source is invalid
+	EventTargetNotFound              = "TargetNotFound"              // the workload does not exist
+	EventSourceNotFound              = "SourceNotFound"              // a source object does not exist (yet)
+)
+
+// Condition reasons of RollingUpgradeConfig (besides the event reasons, which double as reasons of
+// the conditions they cause).
+const (
+	ReasonUpToDate           = "UpToDate"           // running the best eligible version
+	ReasonProgressing        = "Progressing"        // a health check is running
+	ReasonRollingBack        = "RollingBack"        // a rollback is being watched
+	ReasonWorkloadNotHealthy = "WorkloadNotHealthy" // no rollout starts on a broken workload
+	ReasonUnsupportedSource  = "UnsupportedSource"  // a source kind this manager cannot read
+	ReasonPinned             = "Pinned"             // target-image pinned by digest: no automatic updates
+	ReasonSuspended          = "Suspended"          // spec.suspend
+	ReasonNotSemver          = "NotSemver"          // an ApplicationVersion whose version is not semver
+	ReasonValid              = "Valid"              // an ApplicationVersion whose version is usable
+)

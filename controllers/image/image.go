@@ -1,0 +1,57 @@
+// Package image reads container image references: which repository an image belongs to, and which
+// version (tag, or digest) it names. It wraps go-containerregistry's reference parser.
+package image
+
+import (
+	"strings"
+
+	"github.com/google/go-containerregistry/pkg/name"
+)
+
+// SameRepository reports whether image is a tag or digest of repository. Names are normalised,
+// so "nginx:1.27" belongs to "docker.io/library/nginx".
+func SameRepository(image, repository string) bool {
+	ref, err := name.ParseReference(image, name.WeakValidation)
+	if err != nil {
+		return false
+	}
+	repo, err := name.NewRepository(repository, name.WeakValidation)
+	if err != nil {
+		return false
+	}
+	return ref.Context().Name() == repo.Name()
+}
+
+// Tag returns the tag written in an image reference ("1.4.0" for web:1.4.0 and for
+// web:1.4.0@sha256:...), or "" when it has none. The implicit "latest" of a bare name is not a tag.
+func Tag(image string) string {
+	ref, err := name.ParseReference(image, name.WeakValidation)
+	if err != nil {
+		return ""
+	}
+	base := image
+	if dg, ok := ref.(name.Digest); ok {
+		base = strings.TrimSuffix(image, "@"+dg.DigestStr())
+	}
+	if i := strings.LastIndex(base, ":"); i > strings.LastIndex(base, "/") {
+		return base[i+1:]
+	}
+	return ""
+}
+
+// Version is what rollgate records as the version of an image: its tag, or its digest when it has
+// no tag.
+func Version(image string) string {
+	if t := Tag(image); t != "" {
+		return t
+	}
+	if i := strings.LastIndex(image, "@"); i >= 0 {
+		return image[i+1:]
+	}
+	return ""
+}
+
+// DigestPinned reports whether an image is pinned by digest (repo@sha256:...).
+func DigestPinned(image string) bool {
+	return strings.Contains(image, "@sha256:")
+}

@@ -1,0 +1,417 @@
+package rollout
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/health"
+)
+
+const repo = "ghcr.io/acme/web"
+
+var (
+	now     = time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	healthy = health.Verdict{State: health.Healthy, Reason: "RolloutComplete", Message: "3/3 updated"}
+	pending = health.Verdict{State: health.Progressing, Reason: "RolloutInProgress", Message: "1/3 updated"}
+	failed  = health.Verdict{State: health.Failed, Reason: "ProgressDeadlineExceeded", Message: "timed out progressing"}
+)
+
+// config is a RollingUpgradeConfig with no window, a 10m health timeout and 3 max rollbacks.
+func config(mods ...func(*v1alpha1.RollingUpgradeConfig)) *v1alpha1.RollingUpgradeConfig {
+	c := &v1alpha1.RollingUpgradeConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop", Generation: 1, Annotations: map[string]string{}},
+		Spec: v1alpha1.RollingUpgradeConfigSpec{
+			TargetRef:         v1alpha1.WorkloadReference{Kind: v1alpha1.KindDeployment, Name: "web"},
+			Image:             repo,
+			VersionConstraint: ">=1.0.0",
+			HealthTimeout:     metav1.Duration{Duration: 10 * time.Minute},
+			MaxRollbacks:      3,
+		},
+	}
+	for _, m := range mods {
+		m(c)
+	}
+	return c
+}
+
+func current(v string) func(*v1alpha1.RollingUpgradeConfig) {
+	return func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Status.CurrentVersion, c.Status.CurrentImage = v, repo+":"+v
+	}
+}
+
+func inFlight(phase, target string, started time.Time) func(*v1alpha1.RollingUpgradeConfig) {
+	return func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Annotations[v1alpha1.UpdatePhaseAnnotation] = phase
+		c.Annotations[v1alpha1.UpdateStartedAnnotation] = started.Format(time.RFC3339)
+		if target != "" {
+			c.Annotations[v1alpha1.TargetImageAnnotation] = target
+		}
+	}
+}
+
+func windowAt(schedule string, dur time.Duration) func(*v1alpha1.RollingUpgradeConfig) {
+	return func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Spec.MaintenanceWindow = &v1alpha1.MaintenanceWindow{Schedule: schedule, Duration: &metav1.Duration{Duration: dur}, TimeZone: "Europe/Berlin"}
+	}
+}
+
+func deploymentAt(tag string, v health.Verdict) *Workload {
+	return &Workload{Description: "Deployment web", Image: repo + ":" + tag, Verdict: v}
+}
+
+func av(tags ...string) []Candidate {
+	var out []Candidate
+	for _, t := range tags {
+		out = append(out, Candidate{Tag: t, Source: "ApplicationVersion/web"})
+	}
+	return out
+}
+
+func reasons(events []Event) string {
+	var r []string
+	for _, e := range events {
+		r = append(r, e.Reason)
+	}
+	return strings.Join(r, ",")
+}
+
+func condition(d Decision, typ string) *metav1.Condition {
+	return apimeta.FindStatusCondition(d.Status.Conditions, typ)
+}
+
+// next feeds a decision back as the config the next reconcile reads, as the API server would.
+func next(cfg *v1alpha1.RollingUpgradeConfig, d Decision) *v1alpha1.RollingUpgradeConfig {
+	c := cfg.DeepCopy()
+	c.Status = d.Status
+	set := func(k, v string) {
+		if v == "" {
+			delete(c.Annotations, k)
+		} else {
+			c.Annotations[k] = v
+		}
+	}
+	set(v1alpha1.TargetImageAnnotation, d.Annotations.TargetImage)
+	set(v1alpha1.UpdatePhaseAnnotation, d.Annotations.UpdatePhase)
+	set(v1alpha1.UpdateStartedAnnotation, d.Annotations.UpdateStarted)
+	return c
+}
+
+func TestIdleStartsARollout(t *testing.T) {
+	d := Decide(Input{Now: now, Config: config(), Workload: deploymentAt("1.0.0", healthy), Candidates: av("1.1.0")})
+
+	want := Annotations{TargetImage: repo + ":1.1.0", UpdatePhase: PhaseHealthCheck, UpdateStarted: "2026-12-01T02:00:00Z"}
+	if d.Annotations != want {
+		t.Errorf("annotations = %+v, want %+v", d.Annotations, want)
+	}
+	st := d.Status
+	if st.Phase != v1alpha1.PhaseInProgress || st.TargetVersion != "1.1.0" || st.AvailableVersion != "1.1.0" ||
+		st.CurrentVersion != "1.0.0" || st.CurrentImage != repo+":1.0.0" || st.LastUpdate == nil || d.StatusFirst {
+		t.Errorf("status = %+v", st)
+	}
+	if got := reasons(d.Events); got != "VersionAvailable,UpdateStarting" {
+		t.Errorf("events = %s", got)
+	}
+	if c := condition(d, meta.ReconcilingCondition); c == nil || c.Status != metav1.ConditionTrue {
+		t.Errorf("Reconciling = %+v", c)
+	}
+	if d.RequeueAfter != HealthPoll {
+		t.Errorf("requeue after %s", d.RequeueAfter)
+	}
+}
+
+func TestWindowHoldsThenApplies(t *testing.T) {
+	// 03:00 Berlin is 02:00 UTC; at 01:30 UTC the window is closed.
+	cfg := config(current("1.0.0"), windowAt("0 3 * * *", time.Hour))
+	early := now.Add(-30 * time.Minute)
+	in := Input{Now: early, Config: cfg, Workload: deploymentAt("1.0.0", healthy), Candidates: av("1.1.0")}
+	d := Decide(in)
+	if d.Status.Phase != v1alpha1.PhasePending || d.Status.TargetVersion != "1.1.0" || d.Status.NextWindow == nil ||
+		!d.Status.NextWindow.Time.Equal(now) || d.Annotations.UpdatePhase != PhaseIdle {
+		t.Fatalf("status = %+v, annotations %+v", d.Status, d.Annotations)
+	}
+	if d.RequeueAfter != 30*time.Minute {
+		t.Errorf("requeue after %s, want the window opening", d.RequeueAfter)
+	}
+	if got := reasons(d.Events); got != "VersionAvailable,VersionHeld" {
+		t.Errorf("events = %s", got)
+	}
+	if c := condition(d, meta.ReadyCondition); c == nil || !strings.Contains(c.Message, "1.1.0 held until 2026-12-01T03:00:00+01:00 (window 0 3 * * * Europe/Berlin)") {
+		t.Errorf("Ready = %+v", c)
+	}
+
+	// Reconciled again while held: no new event.
+	in.Config, in.Now = next(cfg, d), early.Add(time.Minute)
+	d = Decide(in)
+	if len(d.Events) != 0 || d.Status.Phase != v1alpha1.PhasePending {
+		t.Errorf("second look: events %s, phase %s", reasons(d.Events), d.Status.Phase)
+	}
+
+	// The window opens.
+	in.Config, in.Now = next(in.Config, d), now
+	d = Decide(in)
+	if d.Annotations.UpdatePhase != PhaseHealthCheck || d.Status.NextWindow != nil || reasons(d.Events) != "UpdateStarting" {
+		t.Errorf("at the window: annotations %+v, events %s", d.Annotations, reasons(d.Events))
+	}
+}
+
+func TestHealthCheck(t *testing.T) {
+	started := now.Add(-time.Minute)
+	target := repo + ":1.1.0"
+	cases := []struct {
+		name        string
+		workload    *Workload
+		started     time.Time
+		wantPhase   v1alpha1.Phase
+		wantAnn     Annotations
+		wantEvents  string
+		statusFirst bool
+	}{
+		{"healthy: completed", deploymentAt("1.1.0", healthy), started, v1alpha1.PhaseCompleted,
+			Annotations{TargetImage: target}, "UpdateComplete", true},
+		{"not rendered yet", deploymentAt("1.0.0", healthy), started, v1alpha1.PhaseInProgress,
+			Annotations{TargetImage: target, UpdatePhase: PhaseHealthCheck, UpdateStarted: started.Format(time.RFC3339)}, "", false},
+		{"rendered, progressing", deploymentAt("1.1.0", pending), started, v1alpha1.PhaseInProgress,
+			Annotations{TargetImage: target, UpdatePhase: PhaseHealthCheck, UpdateStarted: started.Format(time.RFC3339)}, "", false},
+		{"timed out: rollback", deploymentAt("1.1.0", pending), now.Add(-10 * time.Minute), v1alpha1.PhaseRollingBack,
+			Annotations{UpdatePhase: PhaseRollingBack, UpdateStarted: now.Add(-10 * time.Minute).Format(time.RFC3339)}, "UpdateRollback", true},
+		{"progress deadline exceeded: rollback before the timeout", deploymentAt("1.1.0", failed), started, v1alpha1.PhaseRollingBack,
+			Annotations{UpdatePhase: PhaseRollingBack, UpdateStarted: started.Format(time.RFC3339)}, "UpdateRollback", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := config(current("1.0.0"), inFlight(PhaseHealthCheck, target, tc.started))
+			d := Decide(Input{Now: now, Config: cfg, Workload: tc.workload})
+			if d.Status.Phase != tc.wantPhase || d.Annotations != tc.wantAnn || reasons(d.Events) != tc.wantEvents || d.StatusFirst != tc.statusFirst {
+				t.Errorf("phase %s, annotations %+v, events %s, statusFirst %v", d.Status.Phase, d.Annotations, reasons(d.Events), d.StatusFirst)
+			}
+			if tc.wantPhase == v1alpha1.PhaseInProgress && (d.RequeueAfter <= 0 || d.RequeueAfter > HealthPoll) {
+				t.Errorf("requeue after %s", d.RequeueAfter)
+			}
+		})
+	}
+}
+
+func TestSuccessIsRecordedOnce(t *testing.T) {
+	started := now.Add(-time.Minute)
+	cfg := config(current("1.0.0"), inFlight(PhaseHealthCheck, repo+":1.1.0", started))
+	in := Input{Now: now, Config: cfg, Workload: deploymentAt("1.1.0", healthy)}
+	d := Decide(in)
+	h := d.Status.VersionHistory
+	if len(h) != 1 || h[0].Version != "1.1.0" || h[0].Status != v1alpha1.ResultHealthy || !h[0].AppliedAt.Time.Equal(started) ||
+		d.Status.CurrentVersion != "1.1.0" || d.Status.RollbackCount != 0 {
+		t.Fatalf("status = %+v", d.Status)
+	}
+	// The status was written, then the manager died before the annotations: the same decision again.
+	again := cfg.DeepCopy()
+	again.Status = d.Status
+	d2 := Decide(Input{Now: now.Add(time.Second), Config: again, Workload: deploymentAt("1.1.0", healthy)})
+	if len(d2.Status.VersionHistory) != 1 || len(d2.Events) != 0 || d2.Annotations.UpdatePhase != PhaseIdle {
+		t.Errorf("second decision: history %d, events %s, annotations %+v", len(d2.Status.VersionHistory), reasons(d2.Events), d2.Annotations)
+	}
+}
+
+func TestRollbackBookkeepingAndCircuit(t *testing.T) {
+	cfg := config(current("1.0.0"), inFlight(PhaseHealthCheck, repo+":1.2.2", now.Add(-11*time.Minute)), func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Status.RollbackCount = 2
+		c.Status.FailedVersions = []string{"1.2.0", "1.2.1"}
+	})
+	d := Decide(Input{Now: now, Config: cfg, Workload: deploymentAt("1.2.2", pending)})
+	st := d.Status
+	if st.RollbackCount != 3 || !st.CircuitOpen || strings.Join(st.FailedVersions, ",") != "1.2.0,1.2.1,1.2.2" ||
+		st.VersionHistory[len(st.VersionHistory)-1].Status != v1alpha1.ResultRolledBack {
+		t.Errorf("status = %+v", st)
+	}
+	if got := reasons(d.Events); got != "UpdateRollback,CircuitOpen" {
+		t.Errorf("events = %s", got)
+	}
+
+	// The rollback finishes: the workload is healthy on the current image again.
+	cfg = next(cfg, d)
+	d = Decide(Input{Now: now.Add(time.Minute), Config: cfg, Workload: deploymentAt("1.0.0", healthy)})
+	if d.Status.Phase != v1alpha1.PhaseFailed || d.Annotations != (Annotations{}) || reasons(d.Events) != "RollbackComplete" {
+		t.Errorf("after rollback: phase %s, annotations %+v, events %s", d.Status.Phase, d.Annotations, reasons(d.Events))
+	}
+	if c := condition(d, meta.StalledCondition); c == nil || c.Reason != v1alpha1.EventCircuitOpen {
+		t.Errorf("Stalled = %+v", c)
+	}
+
+	// A new good version: not applied while the circuit is open, one event for it.
+	cfg = next(cfg, d)
+	in := Input{Now: now.Add(2 * time.Minute), Config: cfg, Workload: deploymentAt("1.0.0", healthy), Candidates: av("1.3.0")}
+	d = Decide(in)
+	if d.Annotations.TargetImage != "" || d.Status.Phase != v1alpha1.PhaseFailed || reasons(d.Events) != "VersionAvailable,VersionAvailableCircuitOpen" {
+		t.Errorf("circuit open: annotations %+v, phase %s, events %s", d.Annotations, d.Status.Phase, reasons(d.Events))
+	}
+	in.Config = next(cfg, d)
+	if d = Decide(in); len(d.Events) != 0 {
+		t.Errorf("second look with the circuit open: events %s", reasons(d.Events))
+	}
+
+	// A human resets the circuit: 1.3.0 goes out.
+	cfg = next(in.Config, d)
+	cfg.Annotations[v1alpha1.ResetCircuitAnnotation] = "ticket-42"
+	d = Decide(Input{Now: now.Add(3 * time.Minute), Config: cfg, Workload: deploymentAt("1.0.0", healthy), Candidates: av("1.3.0")})
+	if d.Status.CircuitOpen || d.Status.RollbackCount != 0 || d.Status.LastCircuitReset != "ticket-42" ||
+		d.Annotations.TargetImage != repo+":1.3.0" || reasons(d.Events) != "CircuitReset,UpdateStarting" {
+		t.Errorf("after reset: status %+v, annotations %+v, events %s", d.Status, d.Annotations, reasons(d.Events))
+	}
+	// The same token again does nothing.
+	cfg = next(cfg, d)
+	cfg.Status.CircuitOpen, cfg.Status.RollbackCount = true, 3
+	d = Decide(Input{Now: now.Add(4 * time.Minute), Config: cfg, Workload: deploymentAt("1.3.0", pending)})
+	if !d.Status.CircuitOpen {
+		t.Error("an old reset token reset the circuit again")
+	}
+}
+
+func TestFailedVersionIsNotRetried(t *testing.T) {
+	cfg := config(current("1.0.0"), func(c *v1alpha1.RollingUpgradeConfig) { c.Status.FailedVersions = []string{"1.1.0"} })
+	d := Decide(Input{Now: now, Config: cfg, Workload: deploymentAt("1.0.0", healthy), Candidates: av("1.1.0")})
+	if d.Annotations.TargetImage != "" || d.Status.AvailableVersion != "" || len(d.Events) != 0 {
+		t.Errorf("annotations %+v, available %q, events %s", d.Annotations, d.Status.AvailableVersion, reasons(d.Events))
+	}
+	if c := condition(d, meta.ReadyCondition); c == nil || c.Status != metav1.ConditionTrue || c.Reason != v1alpha1.ReasonUpToDate {
+		t.Errorf("Ready = %+v", c)
+	}
+}
+
+func TestStatefulSetRollbackDeletesStuckPods(t *testing.T) {
+	cfg := config(current("1.0.0"), inFlight(PhaseRollingBack, "", now.Add(-time.Minute)))
+	w := deploymentAt("1.0.0", pending)
+	w.Description, w.OrderedReadyStatefulSet = "StatefulSet web", true
+	if d := Decide(Input{Now: now, Config: cfg, Workload: w}); !d.DeleteStuckPods || d.Status.Phase != v1alpha1.PhaseRollingBack {
+		t.Errorf("DeleteStuckPods %v, phase %s", d.DeleteStuckPods, d.Status.Phase)
+	}
+	// Not before the template is back on the good image, and never for a Deployment.
+	w.Image = repo + ":1.1.0"
+	if d := Decide(Input{Now: now, Config: cfg, Workload: w}); d.DeleteStuckPods {
+		t.Error("pods deleted before the template was rolled back")
+	}
+	if d := Decide(Input{Now: now, Config: cfg, Workload: deploymentAt("1.0.0", pending)}); d.DeleteStuckPods {
+		t.Error("pods of a Deployment deleted")
+	}
+}
+
+func TestManualOverrideAndPinning(t *testing.T) {
+	cfg := config(current("1.0.0"), func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Annotations[v1alpha1.TargetImageAnnotation] = repo + ":0.9.0" // older than current: still honoured
+	})
+	d := Decide(Input{Now: now, Config: cfg, Workload: deploymentAt("1.0.0", healthy), Candidates: av("1.1.0")})
+	if d.Annotations.TargetImage != repo+":0.9.0" || d.Annotations.UpdatePhase != PhaseHealthCheck || d.Status.TargetVersion != "0.9.0" {
+		t.Errorf("hand-set image not rolled out: %+v %+v", d.Annotations, d.Status)
+	}
+
+	pinned := repo + "@sha256:" + strings.Repeat("0", 64)
+	cfg = config(func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Annotations[v1alpha1.TargetImageAnnotation] = pinned
+		c.Status.CurrentImage = pinned
+	})
+	d = Decide(Input{Now: now, Config: cfg, Workload: &Workload{Description: "Deployment web", Image: pinned, Verdict: healthy}, Candidates: av("1.1.0")})
+	if d.Annotations.TargetImage != pinned || d.Annotations.UpdatePhase != PhaseIdle {
+		t.Errorf("pinned config was updated: %+v", d.Annotations)
+	}
+	if c := condition(d, meta.ReadyCondition); c == nil || c.Reason != v1alpha1.ReasonPinned {
+		t.Errorf("Ready = %+v", c)
+	}
+}
+
+func TestIdleWaitsAndExplains(t *testing.T) {
+	cases := []struct {
+		name       string
+		cfg        *v1alpha1.RollingUpgradeConfig
+		workload   *Workload
+		candidates []Candidate
+		reason     string
+		message    string
+	}{
+		{"broken workload: no rollout", config(current("1.0.0")), deploymentAt("1.0.0", pending), av("1.1.0"),
+			v1alpha1.ReasonWorkloadNotHealthy, "Deployment web is not healthy (1/3 updated); 1.1.0 waits until it is"},
+		{"non-semver tag ignored with its source", config(current("1.0.0")), deploymentAt("1.0.0", healthy), av("latest"),
+			v1alpha1.ReasonUpToDate, "running 1.0.0; no newer eligible version; ignored: latest from ApplicationVersion/web is not semver"},
+		{"suspended", config(current("1.0.0"), func(c *v1alpha1.RollingUpgradeConfig) { c.Spec.Suspend = true }), deploymentAt("1.0.0", healthy), av("1.1.0"),
+			v1alpha1.ReasonSuspended, "spec.suspend is set: no automatic rollout; 1.1.0 is available but not applied"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Decide(Input{Now: now, Config: tc.cfg, Workload: tc.workload, Candidates: tc.candidates})
+			c := condition(d, meta.ReadyCondition)
+			if c == nil || c.Reason != tc.reason || c.Message != tc.message {
+				t.Errorf("Ready = %+v\nwant reason %s, message %q", c, tc.reason, tc.message)
+			}
+			if d.Annotations.TargetImage != "" {
+				t.Errorf("a rollout started: %+v", d.Annotations)
+			}
+		})
+	}
+}
+
+// TestBadInputStalls: every bad input gives Stalled with a specific reason and one Warning event,
+// changes no annotation, and a second reconcile of the same state emits nothing.
+func TestBadInputStalls(t *testing.T) {
+	withCM := []Candidate{}
+	cases := []struct {
+		name     string
+		cfg      *v1alpha1.RollingUpgradeConfig
+		workload *Workload
+		problem  *Problem
+		reason   string
+		event    string
+		says     string
+	}{
+		{"invalid constraint", config(func(c *v1alpha1.RollingUpgradeConfig) { c.Spec.VersionConstraint = ">=banana" }),
+			deploymentAt("1.0.0", healthy), nil, "InvalidSpec", "InvalidSpec", "spec.versionConstraint"},
+		{"invalid cron", config(windowAt("61 * * * *", time.Hour)), deploymentAt("1.0.0", healthy), nil, "InvalidSpec", "InvalidSpec", "invalid cron schedule"},
+		{"unknown time zone", config(windowAt("0 3 * * *", time.Hour), func(c *v1alpha1.RollingUpgradeConfig) {
+			c.Spec.MaintenanceWindow.TimeZone = "Europe/Atlantis"
+		}), deploymentAt("1.0.0", healthy), nil, "InvalidSpec", "InvalidSpec", `unknown time zone "Europe/Atlantis"`},
+		{"missing workload", config(), nil, nil, "TargetNotFound", "TargetNotFound", "Deployment web not found in namespace shop"},
+		{"missing container", config(), &Workload{Description: "Deployment web", ContainerProblem: `container "api" not found in Deployment web (containers: web)`},
+			nil, "InvalidSpec", "InvalidSpec", `container "api" not found`},
+		{"image of another repository", config(), &Workload{Description: "Deployment web", Image: "ghcr.io/other/thing:1.0.0", Verdict: healthy},
+			nil, "InvalidSpec", "InvalidSpec", "not an image of spec.image ghcr.io/acme/web"},
+		{"unparsable update-started", config(current("1.0.0"), func(c *v1alpha1.RollingUpgradeConfig) {
+			c.Annotations[v1alpha1.UpdatePhaseAnnotation] = PhaseHealthCheck
+			c.Annotations[v1alpha1.TargetImageAnnotation] = repo + ":1.1.0"
+			c.Annotations[v1alpha1.UpdateStartedAnnotation] = "yesterday"
+		}), deploymentAt("1.1.0", healthy), nil, "InvalidSpec", "InvalidSpec", `"yesterday" is not an RFC 3339 time`},
+		{"ConfigMap key missing", config(), deploymentAt("1.0.0", healthy),
+			&Problem{Reason: "InvalidSpec", Message: `ConfigMap app-versions has no key "web"`, Terminal: true}, "InvalidSpec", "InvalidSpec", `has no key "web"`},
+		{"ConfigMap garbage", config(), deploymentAt("1.0.0", healthy),
+			&Problem{Reason: "InvalidSpec", Message: `ConfigMap app-versions key "web": "{{ .Values.tag }}" is not an image tag`, Terminal: true}, "InvalidSpec", "InvalidSpec", "is not an image tag"},
+		{"registry source not supported", config(), deploymentAt("1.0.0", healthy),
+			&Problem{Reason: v1alpha1.ReasonUnsupportedSource, Message: "spec.sources[0].registry: not supported", Terminal: true}, v1alpha1.ReasonUnsupportedSource, "InvalidSpec", "registry"},
+		{"unknown update-phase", config(func(c *v1alpha1.RollingUpgradeConfig) { c.Annotations[v1alpha1.UpdatePhaseAnnotation] = "Sometime" }),
+			deploymentAt("1.0.0", healthy), nil, "InvalidSpec", "InvalidSpec", `unknown value "Sometime"`},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := Input{Now: now, Config: tc.cfg, Workload: tc.workload, Candidates: withCM, SourceProblem: tc.problem}
+			d := Decide(in)
+			s := condition(d, meta.StalledCondition)
+			if s == nil || s.Status != metav1.ConditionTrue || s.Reason != tc.reason || !strings.Contains(s.Message, tc.says) {
+				t.Fatalf("Stalled = %+v, want reason %s saying %q", s, tc.reason, tc.says)
+			}
+			if r := condition(d, meta.ReadyCondition); r == nil || r.Status != metav1.ConditionFalse {
+				t.Errorf("Ready = %+v", r)
+			}
+			if len(d.Events) != 1 || d.Events[0].Type != corev1.EventTypeWarning || d.Events[0].Reason != tc.event {
+				t.Errorf("events = %+v, want one Warning %s", d.Events, tc.event)
+			}
+			if d.Annotations != AnnotationsOf(tc.cfg) {
+				t.Errorf("annotations changed: %+v", d.Annotations)
+			}
+			in.Config = next(tc.cfg, d)
+			if d2 := Decide(in); len(d2.Events) != 0 {
+				t.Errorf("second reconcile emitted %s", reasons(d2.Events))
+			}
+		})
+	}
+}

@@ -1,0 +1,64 @@
+// Package rollout is the state machine of a RollingUpgradeConfig as a pure function: given the
+// config as read, the facts gathered about its workload and sources, and the time, Decide says what
+// the config's annotations and status become, which events to emit and when to look again. It
+// makes no API calls; the controller gathers the Input and carries out the Decision.
+package rollout
+
+import (
+	"time"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/health"
+)
+
+// Values of the rollgate.dev/update-phase annotation.
+const (
+	PhaseIdle        = ""
+	PhaseHealthCheck = "HealthCheck"
+	PhaseRollingBack = "RollingBack"
+)
+
+// HealthPoll is the longest a health check goes without a look at the workload, even when no
+// event about it arrives.
+const HealthPoll = 15 * time.Second
+
+// Input is everything Decide looks at.
+type Input struct {
+	Now    time.Time
+	Config *v1alpha1.RollingUpgradeConfig // as read from the API server; never modified
+	// Workload is nil when the target does not exist.
+	Workload *Workload
+	// Candidates are the versions the sources announce, in source order.
+	Candidates []Candidate
+	// SourceProblem is set when a source could not be read; Candidates is then empty.
+	SourceProblem *Problem
+}
+
+// Workload holds the facts about the target that the decision needs.
+type Workload struct {
+	// Description names it for messages, e.g. "Deployment web".
+	Description string
+	// Image is the managed container's image in the workload's template.
+	Image string
+	// ContainerProblem is set when the managed container does not exist.
+	ContainerProblem string
+	// Verdict on the rollout of the workload's current template.
+	Verdict health.Verdict
+	// OrderedReadyStatefulSet: a StatefulSet whose pods start one after the other; a pod of a
+	// failed revision that never becomes Ready blocks its rollback (kubernetes/kubernetes#67250).
+	OrderedReadyStatefulSet bool
+}
+
+// Candidate is one announced version.
+type Candidate struct {
+	Tag    string
+	Source string // e.g. ApplicationVersion/web
+}
+
+// Problem is a source that could not be read. Terminal problems need a change by the user; the
+// others may resolve themselves (an object synced a moment later).
+type Problem struct {
+	Reason   string
+	Message  string
+	Terminal bool
+}
