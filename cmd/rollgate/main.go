@@ -8,6 +8,8 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	// Maintenance windows name IANA time zones; embed the database so that a minimal image works.
+	_ "time/tzdata"
 
 	ctrl "sigs.k8s.io/controller-runtime"
 )
@@ -35,12 +37,12 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	mgr, err := newManager(cfg, opts)
+	mgr, err := newManager(ctx, cfg, opts)
 	if err != nil {
 		return err
 	}
 	ctrl.Log.WithName("setup").Info("starting manager",
 		"metrics", opts.MetricsAddr, "probes", opts.ProbeAddr,
-		"leaderElection", opts.LeaderElect, "namespaces", opts.Namespaces)
+		"leaderElection", opts.LeaderElect, "namespaces", opts.Namespaces, "controllers", opts.Controllers)
 	return mgr.Start(ctx)
 }

@@ -1,19 +1,25 @@
 package main
 
 import (
+	"context"
 	"fmt"
 
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	rollgatev1alpha1 "github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers"
 )
 
 // newScheme knows the built-in Kubernetes types and rollgate's own.
@@ -26,13 +32,17 @@ func newScheme() *runtime.Scheme {
 
 // newManager builds the controller-runtime manager: cache scoped to the chosen namespaces, metrics
 // endpoint (plain or authenticated), health probes and leader election.
-func newManager(cfg *rest.Config, o options) (ctrl.Manager, error) {
+func newManager(ctx context.Context, cfg *rest.Config, o options) (ctrl.Manager, error) {
 	metrics := metricsserver.Options{BindAddress: o.MetricsAddr, SecureServing: o.MetricsSecure}
 	if o.MetricsSecure {
 		// The scrape must present a token allowed to GET /metrics (see config/rbac/metrics_*).
 		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
-	var cacheOpts cache.Options
+	// Clusters hold many large ConfigMaps; only the labelled ones are signals, so only they are
+	// cached. Pods are never cached (read directly in the rare StatefulSet rollback).
+	cacheOpts := cache.Options{ByObject: map[client.Object]cache.ByObject{
+		&corev1.ConfigMap{}: {Label: labels.SelectorFromSet(labels.Set{rollgatev1alpha1.VersionSourceLabel: "true"})},
+	}}
 	if len(o.Namespaces) > 0 {
 		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range o.Namespaces {
@@ -53,6 +63,9 @@ func newManager(cfg *rest.Config, o options) (ctrl.Manager, error) {
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
+	}
+	if err := controllers.Setup(ctx, mgr, o.Controllers, clock.RealClock{}); err != nil {
+		return nil, fmt.Errorf("setting up the controllers: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
 		return nil, fmt.Errorf("adding the health check: %w", err)

@@ -4,12 +4,15 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+
+	"github.com/rollgate/rollgate/controllers"
 )
 
 // options are the manager's command-line settings.
@@ -22,6 +25,7 @@ type options struct {
 	LeaderElectionID        string
 	LeaderElectionNamespace string
 	Namespaces              []string
+	Controllers             []string
 	zap                     zap.Options
 }
 
@@ -48,6 +52,10 @@ func parseOptions(args []string) (options, error) {
 	var namespaces string
 	fs.StringVar(&namespaces, "namespace", "",
 		"Comma-separated namespaces to watch. Default: all namespaces.")
+	controllersFlag := strings.Join(controllers.AllControllers, ",")
+	fs.StringVar(&controllersFlag, "controllers", controllersFlag,
+		"Comma-separated controllers to run: rollout (the engine), renderer (annotation to workload image), "+
+			"applicationversion (ApplicationVersion status).")
 	o.zap = zap.Options{Development: false}
 	o.zap.BindFlags(fs)
 
@@ -57,15 +65,27 @@ func parseOptions(args []string) (options, error) {
 	if fs.NArg() > 0 {
 		return options{}, fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
 	}
-	for _, ns := range strings.Split(namespaces, ",") {
-		if ns = strings.TrimSpace(ns); ns != "" {
-			o.Namespaces = append(o.Namespaces, ns)
+	o.Namespaces = splitList(namespaces)
+	o.Controllers = splitList(controllersFlag)
+	for _, c := range o.Controllers {
+		if !slices.Contains(controllers.AllControllers, c) {
+			return options{}, fmt.Errorf("--controllers: unknown controller %q (known: %s)", c, strings.Join(controllers.AllControllers, ", "))
 		}
 	}
 	if o.LeaderElect && o.LeaderElectionID == "" {
 		return options{}, errors.New("--leader-election-id must not be empty when --leader-elect is on")
 	}
 	return o, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, v := range strings.Split(s, ",") {
+		if v = strings.TrimSpace(v); v != "" {
+			out = append(out, v)
+		}
+	}
+	return out
 }
 
 func (o options) logger() logr.Logger {

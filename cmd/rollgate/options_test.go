@@ -29,6 +29,13 @@ func TestParseOptions(t *testing.T) {
 			check: func(o options) bool { return o.MetricsSecure && o.MetricsAddr == ":8443" }},
 		{name: "zap log level", args: []string{"--zap-log-level=debug"},
 			check: func(o options) bool { return o.zap.Level != nil && o.zap.Level.Enabled(zapcore.DebugLevel) }},
+		{name: "all controllers by default", args: nil,
+			check: func(o options) bool {
+				return slices.Equal(o.Controllers, []string{"rollout", "renderer", "applicationversion"})
+			}},
+		{name: "renderer alone", args: []string{"--controllers=renderer"},
+			check: func(o options) bool { return slices.Equal(o.Controllers, []string{"renderer"}) }},
+		{name: "unknown controller", args: []string{"--controllers=rollout,magic"}, wantErr: `unknown controller "magic"`},
 		{name: "unknown flag", args: []string{"--no-such-flag"}, wantErr: "flag provided but not defined"},
 		{name: "stray argument", args: []string{"manager"}, wantErr: `unexpected argument "manager"`},
 		{name: "empty lease name", args: []string{"--leader-election-id="}, wantErr: "--leader-election-id must not be empty"},

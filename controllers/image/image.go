@@ -22,6 +22,16 @@ func SameRepository(image, repository string) bool {
 	return ref.Context().Name() == repo.Name()
 }
 
+// SameRepositoryName reports whether two repository names (no tag) name one repository.
+func SameRepositoryName(a, b string) bool {
+	ra, err := name.NewRepository(a, name.WeakValidation)
+	if err != nil {
+		return false
+	}
+	rb, err := name.NewRepository(b, name.WeakValidation)
+	return err == nil && ra.Name() == rb.Name()
+}
+
 // Tag returns the tag written in an image reference ("1.4.0" for web:1.4.0 and for
 // web:1.4.0@sha256:...), or "" when it has none. The implicit "latest" of a bare name is not a tag.
 func Tag(image string) string {

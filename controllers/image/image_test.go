@@ -50,3 +50,10 @@ func TestTagAndVersion(t *testing.T) {
 		t.Error("DigestPinned")
 	}
 }
+
+func TestSameRepositoryName(t *testing.T) {
+	if !SameRepositoryName("nginx", "docker.io/library/nginx") || SameRepositoryName("ghcr.io/acme/web", "ghcr.io/acme/api") ||
+		SameRepositoryName("ghcr.io/acme/web:1", "ghcr.io/acme/web") {
+		t.Error("SameRepositoryName")
+	}
+}

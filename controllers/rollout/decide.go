@@ -5,7 +5,7 @@ import (
 	"strings"
 	"time"
 
-		corev1 "k8s.io/api/core/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
@@ -123,6 +123,12 @@ func idle(d *Decision, in Input) {
 		return
 	}
 
+	if st.CurrentImage == "" {
+		// Without a recorded healthy image nothing can be compared, nor rolled back to.
+		d.waiting(v1alpha1.ReasonWorkloadNotHealthy, "waiting for %s to be healthy to record the version it runs (%s)",
+			w.Description, w.Verdict.Message)
+		return
+	}
 	if p := in.SourceProblem; p != nil {
 		if p.Terminal {
 			d.stalled(p.Reason, "%s", p.Message)

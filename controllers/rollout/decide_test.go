@@ -334,6 +334,8 @@ func TestIdleWaitsAndExplains(t *testing.T) {
 	}{
 		{"broken workload: no rollout", config(current("1.0.0")), deploymentAt("1.0.0", pending), av("1.1.0"),
 			v1alpha1.ReasonWorkloadNotHealthy, "Deployment web is not healthy (1/3 updated); 1.1.0 waits until it is"},
+		{"nothing recorded yet and the workload is starting", config(), deploymentAt("1.0.0", pending), av("1.1.0"),
+			v1alpha1.ReasonWorkloadNotHealthy, "waiting for Deployment web to be healthy to record the version it runs (1/3 updated)"},
 		{"non-semver tag ignored with its source", config(current("1.0.0")), deploymentAt("1.0.0", healthy), av("latest"),
 			v1alpha1.ReasonUpToDate, "running 1.0.0; no newer eligible version; ignored: latest from ApplicationVersion/web is not semver"},
 		{"suspended", config(current("1.0.0"), func(c *v1alpha1.RollingUpgradeConfig) { c.Spec.Suspend = true }), deploymentAt("1.0.0", healthy), av("1.1.0"),

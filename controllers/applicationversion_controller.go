@@ -1,0 +1,56 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/version"
+)
+
+// ApplicationVersionReconciler reports on each ApplicationVersion whether its version can be used:
+// Ready=False with reason NotSemver for a tag such as "latest", which every config ignores.
+type ApplicationVersionReconciler struct {
+	Client client.Client
+	Clock  clock.PassiveClock
+}
+
+// Reconcile sets the Ready condition.
+func (r *ApplicationVersionReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var av v1alpha1.ApplicationVersion
+	if err := r.Client.Get(ctx, req.NamespacedName, &av); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	before := av.Status.DeepCopy()
+	cond := metav1.Condition{Type: meta.ReadyCondition, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonValid,
+		Message:            fmt.Sprintf("%s:%s can be rolled out", av.Spec.Image, av.Spec.Version),
+		ObservedGeneration: av.Generation, LastTransitionTime: metav1.NewTime(r.Clock.Now())}
+	if !version.IsSemver(av.Spec.Version) {
+		cond.Status, cond.Reason = metav1.ConditionFalse, v1alpha1.ReasonNotSemver
+		cond.Message = fmt.Sprintf("version %q is not semver; configs ignore it", av.Spec.Version)
+	}
+	apimeta.SetStatusCondition(&av.Status.Conditions, cond)
+	av.Status.ObservedGeneration = av.Generation
+	if apimeta.IsStatusConditionPresentAndEqual(before.Conditions, cond.Type, cond.Status) &&
+		apimeta.FindStatusCondition(before.Conditions, cond.Type).Message == cond.Message && before.ObservedGeneration == av.Generation {
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, r.Client.Status().Update(ctx, &av, client.FieldOwner(v1alpha1.FieldManager))
+}
+
+// SetupWithManager reconciles on spec changes.
+func (r *ApplicationVersionReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("applicationversion").
+		For(&v1alpha1.ApplicationVersion{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		Complete(r)
+}

@@ -1,0 +1,82 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+
+	"k8s.io/apimachinery/pkg/types"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+)
+
+// Field indexes on RollingUpgradeConfigs, so that an event on a workload or a source wakes exactly
+// the configs that use it.
+const (
+	indexTarget             = "rollgate.dev/target"              // "Deployment/web"
+	indexApplicationVersion = "rollgate.dev/application-version" // ApplicationVersion names
+	indexConfigMap          = "rollgate.dev/configmap"           // ConfigMap names
+)
+
+func targetKey(kind v1alpha1.WorkloadKind, name string) string {
+	return fmt.Sprintf("%s/%s", kind, name)
+}
+
+// setupIndexes registers the indexes once per manager.
+func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
+	idx := mgr.GetFieldIndexer()
+	ruc := &v1alpha1.RollingUpgradeConfig{}
+	if err := idx.IndexField(ctx, ruc, indexTarget, func(o client.Object) []string {
+		r := o.(*v1alpha1.RollingUpgradeConfig)
+		return []string{targetKey(r.Spec.TargetRef.Kind, r.Spec.TargetRef.Name)}
+	}); err != nil {
+		return err
+	}
+	if err := idx.IndexField(ctx, ruc, indexApplicationVersion, func(o client.Object) []string {
+		var names []string
+		for _, s := range o.(*v1alpha1.RollingUpgradeConfig).Spec.Sources {
+			if s.ApplicationVersion != nil {
+				names = append(names, s.ApplicationVersion.Name)
+			}
+		}
+		return names
+	}); err != nil {
+		return err
+	}
+	return idx.IndexField(ctx, ruc, indexConfigMap, func(o client.Object) []string {
+		var names []string
+		for _, s := range o.(*v1alpha1.RollingUpgradeConfig).Spec.Sources {
+			if s.ConfigMap != nil {
+				names = append(names, s.ConfigMap.Name)
+			}
+		}
+		return names
+	})
+}
+
+// configsWhere maps an object to the configs in its namespace whose index holds key(object).
+func configsWhere(c client.Reader, index string, key func(client.Object) string) handler.EventHandler {
+	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
+		var list v1alpha1.RollingUpgradeConfigList
+		if err := c.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingFields{index: key(o)}); err != nil {
+			ctrl.LoggerFrom(ctx).Error(err, "listing configs for an event", "index", index, "object", o.GetName())
+			return nil
+		}
+		reqs := make([]reconcile.Request, 0, len(list.Items))
+		for _, r := range list.Items {
+			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: r.Namespace, Name: r.Name}})
+		}
+		return reqs
+	})
+}
+
+func byTarget(c client.Reader, kind v1alpha1.WorkloadKind) handler.EventHandler {
+	return configsWhere(c, indexTarget, func(o client.Object) string { return targetKey(kind, o.GetName()) })
+}
+
+func byName(c client.Reader, index string) handler.EventHandler {
+	return configsWhere(c, index, client.Object.GetName)
+}

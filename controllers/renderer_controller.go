@@ -1,0 +1,86 @@
+package controllers
+
+import (
+	"context"
+
+	appsv1 "k8s.io/api/apps/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/image"
+)
+
+// RendererReconciler turns a config's rollgate.dev/target-image annotation into the image of the
+// managed container of its workload. Without the annotation it restores status.currentImage, the
+// last healthy image (that is how a rollback happens); with neither it leaves the workload alone.
+//
+// It writes by server-side apply with field manager "rollgate" and owns exactly one field of the
+// workload, the managed container's image, plus two annotations saying what it rendered and for
+// which config: sidecars, env and resources are never touched. It depends on nothing else in
+// rollgate, so it also serves hand-set annotations when the rollout engine is not running.
+type RendererReconciler struct {
+	Client client.Client
+}
+
+// Reconcile renders one config.
+func (r *RendererReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var ruc v1alpha1.RollingUpgradeConfig
+	if err := r.Client.Get(ctx, req.NamespacedName, &ruc); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	want := ruc.GetAnnotations()[v1alpha1.TargetImageAnnotation]
+	if want == "" {
+		want = ruc.Status.CurrentImage
+	}
+	// An image of another repository is refused; the engine reports it on the config.
+	if want == "" || !image.SameRepository(want, ruc.Spec.Image) {
+		return ctrl.Result{}, nil
+	}
+	w, err := getWorkload(ctx, r.Client, &ruc)
+	if err != nil || w == nil {
+		return ctrl.Result{}, err
+	}
+	c, err := w.container(ruc.Spec.Container)
+	if err != nil {
+		return ctrl.Result{}, nil // reported by the engine as InvalidSpec
+	}
+	a := w.object().GetAnnotations()
+	if c.Image == want && a[v1alpha1.LastImageAnnotation] == want && a[v1alpha1.LastUpdatedByAnnotation] == ruc.Name {
+		return ctrl.Result{}, nil
+	}
+	logf.FromContext(ctx).Info("rendering image", "workload", w.describe(), "container", c.Name, "from", c.Image, "to", want)
+	return ctrl.Result{}, r.Client.Apply(ctx, renderConfiguration(w, c.Name, want, ruc.Name),
+		client.FieldOwner(v1alpha1.FieldManager), client.ForceOwnership)
+}
+
+// renderConfiguration is the apply configuration: the managed container's image and the two
+// rollgate annotations, nothing else.
+func renderConfiguration(w *workload, container, img, config string) runtime.ApplyConfiguration {
+	annotations := map[string]string{v1alpha1.LastImageAnnotation: img, v1alpha1.LastUpdatedByAnnotation: config}
+	template := corev1ac.PodTemplateSpec().WithSpec(corev1ac.PodSpec().WithContainers(
+		corev1ac.Container().WithName(container).WithImage(img)))
+	o := w.object()
+	if w.deployment != nil {
+		return appsv1ac.Deployment(o.GetName(), o.GetNamespace()).WithAnnotations(annotations).
+			WithSpec(appsv1ac.DeploymentSpec().WithTemplate(template))
+	}
+	return appsv1ac.StatefulSet(o.GetName(), o.GetNamespace()).WithAnnotations(annotations).
+		WithSpec(appsv1ac.StatefulSetSpec().WithTemplate(template))
+}
+
+// SetupWithManager renders on every change of a config (annotations and status both matter) and of
+// its workload (so a drifted image is put back).
+func (r *RendererReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	c := mgr.GetClient()
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("renderer").
+		For(&v1alpha1.RollingUpgradeConfig{}).
+		Watches(&appsv1.Deployment{}, byTarget(c, v1alpha1.KindDeployment)).
+		Watches(&appsv1.StatefulSet{}, byTarget(c, v1alpha1.KindStatefulSet)).
+		Complete(r)
+}

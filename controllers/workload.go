@@ -1,0 +1,104 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/health"
+	"github.com/rollgate/rollgate/controllers/rollout"
+)
+
+// workload is a config's Deployment or StatefulSet as read from the cache.
+type workload struct {
+	deployment  *appsv1.Deployment
+	statefulSet *appsv1.StatefulSet
+}
+
+// getWorkload reads the target of a config; nil when it does not exist.
+func getWorkload(ctx context.Context, c client.Reader, ruc *v1alpha1.RollingUpgradeConfig) (*workload, error) {
+	key := client.ObjectKey{Namespace: ruc.Namespace, Name: ruc.Spec.TargetRef.Name}
+	var w workload
+	var obj client.Object
+	switch ruc.Spec.TargetRef.Kind {
+	case v1alpha1.KindDeployment:
+		w.deployment = &appsv1.Deployment{}
+		obj = w.deployment
+	case v1alpha1.KindStatefulSet:
+		w.statefulSet = &appsv1.StatefulSet{}
+		obj = w.statefulSet
+	default:
+		// The CRD's enum keeps other kinds out at admission.
+		return nil, fmt.Errorf("unsupported target kind %q", ruc.Spec.TargetRef.Kind)
+	}
+	if err := c.Get(ctx, key, obj); err != nil {
+		return nil, client.IgnoreNotFound(err)
+	}
+	return &w, nil
+}
+
+func (w *workload) object() client.Object {
+	if w.deployment != nil {
+		return w.deployment
+	}
+	return w.statefulSet
+}
+
+func (w *workload) kind() v1alpha1.WorkloadKind {
+	if w.deployment != nil {
+		return v1alpha1.KindDeployment
+	}
+	return v1alpha1.KindStatefulSet
+}
+
+func (w *workload) describe() string { return string(w.kind()) + " " + w.object().GetName() }
+
+func (w *workload) podSpec() *corev1.PodSpec {
+	if w.deployment != nil {
+		return &w.deployment.Spec.Template.Spec
+	}
+	return &w.statefulSet.Spec.Template.Spec
+}
+
+func (w *workload) verdict() health.Verdict {
+	if w.deployment != nil {
+		return health.Deployment(w.deployment)
+	}
+	return health.StatefulSet(w.statefulSet)
+}
+
+// container finds the managed container: the named one, or the first.
+func (w *workload) container(name string) (*corev1.Container, error) {
+	cs := w.podSpec().Containers
+	if len(cs) == 0 {
+		return nil, fmt.Errorf("%s has no containers", w.describe())
+	}
+	if name == "" {
+		return &cs[0], nil
+	}
+	names := make([]string, 0, len(cs))
+	for i := range cs {
+		if cs[i].Name == name {
+			return &cs[i], nil
+		}
+		names = append(names, cs[i].Name)
+	}
+	return nil, fmt.Errorf("container %q not found in %s (containers: %s)", name, w.describe(), strings.Join(names, ", "))
+}
+
+// facts is what the rollout decision needs to know of the workload.
+func (w *workload) facts(containerName string) *rollout.Workload {
+	f := &rollout.Workload{Description: w.describe(), Verdict: w.verdict()}
+	if c, err := w.container(containerName); err != nil {
+		f.ContainerProblem = err.Error()
+	} else {
+		f.Image = c.Image
+	}
+	f.OrderedReadyStatefulSet = w.statefulSet != nil && w.statefulSet.Spec.PodManagementPolicy != appsv1.ParallelPodManagement
+	return f
+}

@@ -1,0 +1,316 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+)
+
+// The rollout scenarios: each runs the real manager binary against the kwok cluster.
+
+// a. An ApplicationVersion announces 1.1.0: it is rolled out and recorded once.
+func TestScenarioRolloutCompletes(t *testing.T) {
+	s := newScenario(t, "rollout")
+	s.create(deployment(s.ns, "app", img("1.0.0"), 3), appVersion("1.0.0"), config())
+	s.start()
+	s.waitConfig(time.Minute, "the running version is recorded", func(c *v1alpha1.RollingUpgradeConfig) bool {
+		return c.Status.CurrentVersion == "1.0.0" && c.Status.CurrentImage == img("1.0.0")
+	})
+
+	s.announce("1.1.0")
+	c := s.waitPhase(2*time.Minute, v1alpha1.PhaseCompleted)
+	if c.Status.CurrentVersion != "1.1.0" || len(c.Status.VersionHistory) != 1 || c.Status.VersionHistory[0].Status != v1alpha1.ResultHealthy ||
+		c.Annotations[v1alpha1.TargetImageAnnotation] != img("1.1.0") || c.Annotations[v1alpha1.UpdatePhaseAnnotation] != "" {
+		t.Errorf("after the rollout: %s, history %+v", describeConfig(c), c.Status.VersionHistory)
+	}
+	d := waitRolledOut(t, client.ObjectKey{Namespace: s.ns, Name: "app"}, time.Minute)
+	if got := d.Spec.Template.Spec.Containers[0].Image; got != img("1.1.0") {
+		t.Errorf("workload runs %s", got)
+	}
+	if d.Annotations[v1alpha1.LastImageAnnotation] != img("1.1.0") || d.Annotations[v1alpha1.LastUpdatedByAnnotation] != "app" {
+		t.Errorf("workload annotations %v", d.Annotations)
+	}
+	for _, reason := range []string{"VersionAvailable", "UpdateStarting", "UpdateComplete"} {
+		if n := s.countEvents(reason); n != 1 {
+			t.Errorf("%d %s events, want 1", n, reason)
+		}
+	}
+}
+
+// b. A version announced outside the window is held, then applied when the window opens.
+func TestScenarioWindowHoldsThenApplies(t *testing.T) {
+	s := newScenario(t, "window")
+	// A one-minute window opening at the next minute boundary at least 20 s away.
+	opens := time.Now().UTC().Add(20 * time.Second).Truncate(time.Minute).Add(time.Minute)
+	schedule := opens.Format("4 15 * * *")
+	s.create(deployment(s.ns, "app", img("1.0.0"), 2), appVersion("1.0.0"), config(func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Spec.MaintenanceWindow = &v1alpha1.MaintenanceWindow{Schedule: schedule, Duration: &metav1.Duration{Duration: 5 * time.Minute}, TimeZone: "UTC"}
+	}))
+	s.start()
+	s.waitConfig(time.Minute, "the running version is recorded", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.0.0" })
+
+	s.announce("1.1.0")
+	c := s.waitPhase(time.Minute, v1alpha1.PhasePending)
+	if c.Status.TargetVersion != "1.1.0" || c.Status.NextWindow == nil || !c.Status.NextWindow.Time.Equal(opens) ||
+		c.Annotations[v1alpha1.TargetImageAnnotation] != "" {
+		t.Fatalf("held: %s next window %v, want %s", describeConfig(c), c.Status.NextWindow, opens)
+	}
+	if got := s.deploymentImage("app"); got != img("1.0.0") {
+		t.Errorf("workload changed while held: %s", got)
+	}
+	s.waitEvent(10*time.Second, "VersionHeld", "1.1.0 held until")
+
+	c = s.waitPhase(2*time.Minute, v1alpha1.PhaseCompleted)
+	if c.Status.CurrentVersion != "1.1.0" || c.Status.VersionHistory[0].AppliedAt.Time.Before(opens) {
+		t.Errorf("applied before the window: %+v", c.Status.VersionHistory)
+	}
+	if n := s.countEvents("VersionHeld"); n != 1 {
+		t.Errorf("%d VersionHeld events, want 1", n)
+	}
+}
+
+// c. A version whose pods never become Ready rolls back, and is not tried again.
+func TestScenarioNeverReadyVersionRollsBack(t *testing.T) {
+	s := newScenario(t, "rollback")
+	neverReady(t, img("1.2.0"))
+	s.create(deployment(s.ns, "app", img("1.0.0"), 3), appVersion("1.0.0"), config())
+	s.start()
+	s.waitConfig(time.Minute, "the running version is recorded", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.0.0" })
+
+	s.announce("1.2.0")
+	s.waitPhase(time.Minute, v1alpha1.PhaseInProgress)
+	// The rollback itself can be over within a second (the old pods still run): wait for its end.
+	c := s.waitConfig(2*time.Minute, "rollback complete", func(c *v1alpha1.RollingUpgradeConfig) bool {
+		return c.Status.RollbackCount == 1 && c.Status.Phase == v1alpha1.PhaseIdle && c.Annotations[v1alpha1.UpdatePhaseAnnotation] == ""
+	})
+	s.waitEvent(10*time.Second, "RollbackComplete", "healthy again")
+	if c.Status.CurrentVersion != "1.0.0" || strings.Join(c.Status.FailedVersions, ",") != "1.2.0" || c.Status.RollbackCount != 1 ||
+		len(c.Status.VersionHistory) != 1 || c.Status.VersionHistory[0].Status != v1alpha1.ResultRolledBack {
+		t.Errorf("after the rollback: %s history %+v", describeConfig(c), c.Status.VersionHistory)
+	}
+	d := waitRolledOut(t, client.ObjectKey{Namespace: s.ns, Name: "app"}, time.Minute)
+	if got := d.Spec.Template.Spec.Containers[0].Image; got != img("1.0.0") {
+		t.Errorf("workload runs %s after the rollback", got)
+	}
+
+	// Later reconciles (here: the source is touched, the workload changes) do not retry 1.2.0.
+	mustKubectl(t, "-n", s.ns, "annotate", "appver/app", "touched=1")
+	mustKubectl(t, "-n", s.ns, "annotate", "deploy/app", "touched=1")
+	time.Sleep(5 * time.Second)
+	c = s.config()
+	if c.Annotations[v1alpha1.TargetImageAnnotation] != "" || s.countEvents("UpdateStarting") != 1 || c.Status.Phase != v1alpha1.PhaseIdle {
+		t.Errorf("1.2.0 was retried: %s", describeConfig(c))
+	}
+	if n := s.countEvents("UpdateRollback"); n != 1 {
+		t.Errorf("%d UpdateRollback events, want 1", n)
+	}
+}
+
+// d. Three bad versions in a row open the circuit; a good fourth waits for a human reset.
+func TestScenarioCircuitBreaker(t *testing.T) {
+	s := newScenario(t, "circuit")
+	neverReady(t, img("1.1.0"), img("1.2.0"), img("1.3.0"))
+	d := deployment(s.ns, "app", img("1.0.0"), 2)
+	// A short progress deadline makes each bad version fail fast (see scenario h).
+	d.Spec.ProgressDeadlineSeconds = ptr.To[int32](10)
+	s.create(d, appVersion("1.0.0"), config())
+	s.start()
+	s.waitConfig(time.Minute, "the running version is recorded", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.0.0" })
+
+	for i, bad := range []string{"1.1.0", "1.2.0", "1.3.0"} {
+		s.announce(bad)
+		s.waitConfig(2*time.Minute, bad+" rolled back", func(c *v1alpha1.RollingUpgradeConfig) bool {
+			return c.Status.RollbackCount == int32(i+1) && c.Annotations[v1alpha1.UpdatePhaseAnnotation] == "" &&
+				(c.Status.Phase == v1alpha1.PhaseIdle || c.Status.Phase == v1alpha1.PhaseFailed)
+		})
+	}
+	c := s.waitPhase(time.Minute, v1alpha1.PhaseFailed)
+	if !c.Status.CircuitOpen || len(c.Status.FailedVersions) != 3 {
+		t.Fatalf("circuit not open: %s", describeConfig(c))
+	}
+	if stalled := apimeta.FindStatusCondition(c.Status.Conditions, meta.StalledCondition); stalled == nil || stalled.Reason != "CircuitOpen" {
+		t.Errorf("Stalled = %+v", stalled)
+	}
+	s.waitEvent(10*time.Second, "CircuitOpen", "3 consecutive rollbacks")
+
+	s.announce("1.4.0")
+	s.waitEvent(time.Minute, "VersionAvailableCircuitOpen", "1.4.0 is available but not applied")
+	time.Sleep(3 * time.Second)
+	if c = s.config(); c.Annotations[v1alpha1.TargetImageAnnotation] != "" || s.deploymentImage("app") != img("1.0.0") {
+		t.Fatalf("1.4.0 applied with the circuit open: %s", describeConfig(c))
+	}
+
+	s.annotate(v1alpha1.ResetCircuitAnnotation, "ticket-4711")
+	c = s.waitPhase(2*time.Minute, v1alpha1.PhaseCompleted)
+	if c.Status.CurrentVersion != "1.4.0" || c.Status.CircuitOpen || c.Status.RollbackCount != 0 || c.Status.LastCircuitReset != "ticket-4711" {
+		t.Errorf("after the reset: %s", describeConfig(c))
+	}
+	if n := s.countEvents("CircuitReset"); n != 1 {
+		t.Errorf("%d CircuitReset events, want 1", n)
+	}
+}
+
+// e. A StatefulSet with OrderedReady pods and a bad version: the rollback completes.
+func TestScenarioStatefulSetRollback(t *testing.T) {
+	s := newScenario(t, "sts")
+	neverReady(t, img("1.1.0"))
+	labels := map[string]string{"app": "db"}
+	sts := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "db"},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas:            ptr.To[int32](3),
+			ServiceName:         "db",
+			PodManagementPolicy: appsv1.OrderedReadyPodManagement,
+			Selector:            &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "db", Image: img("1.0.0")}}},
+			},
+		},
+	}
+	s.create(sts, appVersion("1.0.0"), config(func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Spec.TargetRef = v1alpha1.WorkloadReference{Kind: v1alpha1.KindStatefulSet, Name: "db"}
+	}))
+	s.start()
+	s.waitConfig(2*time.Minute, "the running version is recorded", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.0.0" })
+
+	s.announce("1.1.0")
+	s.waitPhase(2*time.Minute, v1alpha1.PhaseRollingBack)
+	c := s.waitConfig(3*time.Minute, "rollback complete", func(c *v1alpha1.RollingUpgradeConfig) bool {
+		return c.Status.Phase == v1alpha1.PhaseIdle && c.Annotations[v1alpha1.UpdatePhaseAnnotation] == ""
+	})
+	if strings.Join(c.Status.FailedVersions, ",") != "1.1.0" {
+		t.Errorf("failed versions %v", c.Status.FailedVersions)
+	}
+	var got appsv1.StatefulSet
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: s.ns, Name: "db"}, &got); err != nil {
+		t.Fatal(err)
+	}
+	st := got.Status
+	if got.Spec.Template.Spec.Containers[0].Image != img("1.0.0") || st.ReadyReplicas != 3 || st.UpdatedReplicas != 3 || st.CurrentRevision != st.UpdateRevision {
+		t.Errorf("StatefulSet after the rollback: image %s, status %+v", got.Spec.Template.Spec.Containers[0].Image, st)
+	}
+}
+
+// f. The manager is killed during the health check and started again: the rollout finishes, and
+// is recorded exactly once.
+func TestScenarioManagerKilledDuringHealthCheck(t *testing.T) {
+	s := newScenario(t, "restart")
+	readyDelay(t, 15000) // a health check long enough to kill the manager in the middle of it
+	s.create(deployment(s.ns, "app", img("1.0.0"), 2), appVersion("1.0.0"), config(func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Spec.HealthTimeout = metav1.Duration{Duration: 3 * time.Minute}
+	}))
+	m := s.start()
+	s.waitConfig(2*time.Minute, "the running version is recorded", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.0.0" })
+
+	s.announce("1.1.0")
+	s.waitConfig(time.Minute, "health check running", func(c *v1alpha1.RollingUpgradeConfig) bool {
+		return c.Annotations[v1alpha1.UpdatePhaseAnnotation] == "HealthCheck" && c.Status.Phase == v1alpha1.PhaseInProgress
+	})
+	if err := m.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	<-m.exited
+	if c := s.config(); c.Status.Phase != v1alpha1.PhaseInProgress {
+		t.Fatalf("the health check ended before the kill: %s", describeConfig(c))
+	}
+	s.start()
+	c := s.waitPhase(3*time.Minute, v1alpha1.PhaseCompleted)
+	if len(c.Status.VersionHistory) != 1 || c.Status.CurrentVersion != "1.1.0" {
+		t.Errorf("after the restart: %s, history %+v", describeConfig(c), c.Status.VersionHistory)
+	}
+	if n := s.countEvents("UpdateComplete"); n != 1 {
+		t.Errorf("%d UpdateComplete events, want 1", n)
+	}
+}
+
+// g. A non-semver version is ignored with a visible reason; the sidecar's image never changes.
+func TestScenarioNonSemverIgnoredSidecarUntouched(t *testing.T) {
+	s := newScenario(t, "sidecar")
+	d := deployment(s.ns, "app", img("1.0.0"), 2)
+	sidecar := corev1.Container{Name: "log-shipper", Image: "e2e.local/demo/log-shipper:2.1.0",
+		Env: []corev1.EnvVar{{Name: "LEVEL", Value: "info"}}}
+	d.Spec.Template.Spec.Containers = append(d.Spec.Template.Spec.Containers, sidecar)
+	s.create(d, appVersion("latest"), config(func(c *v1alpha1.RollingUpgradeConfig) { c.Spec.Container = "app" }))
+	s.start()
+
+	c := s.waitConfig(time.Minute, "latest ignored with a reason", func(c *v1alpha1.RollingUpgradeConfig) bool {
+		r := apimeta.FindStatusCondition(c.Status.Conditions, meta.ReadyCondition)
+		return r != nil && strings.Contains(r.Message, "ignored: latest from ApplicationVersion/app is not semver")
+	})
+	if c.Annotations[v1alpha1.TargetImageAnnotation] != "" {
+		t.Errorf("latest was applied: %s", describeConfig(c))
+	}
+	var av v1alpha1.ApplicationVersion
+	eventually(t, 30*time.Second, "ApplicationVersion Ready=False NotSemver", func(ctx context.Context) (bool, string, error) {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: "app"}, &av); err != nil {
+			return false, "", err
+		}
+		r := apimeta.FindStatusCondition(av.Status.Conditions, meta.ReadyCondition)
+		return r != nil && r.Status == metav1.ConditionFalse && r.Reason == "NotSemver", "", nil
+	})
+
+	s.announce("1.1.0")
+	s.waitPhase(2*time.Minute, v1alpha1.PhaseCompleted)
+	var got appsv1.Deployment
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: s.ns, Name: "app"}, &got); err != nil {
+		t.Fatal(err)
+	}
+	cs := got.Spec.Template.Spec.Containers
+	if len(cs) != 2 || cs[0].Image != img("1.1.0") || cs[1].Image != sidecar.Image || len(cs[1].Env) != 1 || cs[1].Env[0].Value != "info" {
+		t.Errorf("containers after the rollout: %+v", cs)
+	}
+}
+
+// h. A Deployment whose progress deadline is exceeded rolls back long before the health timeout.
+func TestScenarioProgressDeadlineRollsBackEarly(t *testing.T) {
+	s := newScenario(t, "deadline")
+	neverReady(t, img("1.1.0"))
+	d := deployment(s.ns, "app", img("1.0.0"), 2)
+	d.Spec.ProgressDeadlineSeconds = ptr.To[int32](10)
+	s.create(d, appVersion("1.0.0"), config(func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Spec.HealthTimeout = metav1.Duration{Duration: 30 * time.Minute}
+	}))
+	s.start()
+	s.waitConfig(time.Minute, "the running version is recorded", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.0.0" })
+
+	s.announce("1.1.0")
+	// Well inside the 30 minute health timeout.
+	c := s.waitConfig(3*time.Minute, "rolled back", func(c *v1alpha1.RollingUpgradeConfig) bool {
+		return c.Status.RollbackCount == 1 && c.Status.Phase == v1alpha1.PhaseIdle
+	})
+	if strings.Join(c.Status.FailedVersions, ",") != "1.1.0" {
+		t.Errorf("failed versions %v", c.Status.FailedVersions)
+	}
+	s.waitEvent(10*time.Second, "UpdateRollback", "ProgressDeadlineExceeded")
+}
+
+// The renderer alone (no rollout engine) renders a target-image a human sets by hand.
+func TestRendererAloneRendersHandSetImage(t *testing.T) {
+	s := newScenario(t, "renderer")
+	s.create(deployment(s.ns, "app", img("1.0.0"), 2), config())
+	s.start("--controllers=renderer")
+	s.annotate(v1alpha1.TargetImageAnnotation, img("1.5.0"))
+	eventually(t, time.Minute, "the hand-set image is rendered", func(ctx context.Context) (bool, string, error) {
+		got := s.deploymentImage("app")
+		return got == img("1.5.0"), got, nil
+	})
+	waitRolledOut(t, client.ObjectKey{Namespace: s.ns, Name: "app"}, time.Minute)
+	if c := s.config(); c.Status.Phase != "" || len(c.Status.Conditions) != 0 {
+		t.Errorf("something but the renderer ran: %s", describeConfig(c))
+	}
+}
