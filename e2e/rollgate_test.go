@@ -72,7 +72,7 @@ func config(mods ...func(*v1alpha1.RollingUpgradeConfig)) *v1alpha1.RollingUpgra
 			Image:             appRepo,
 			VersionConstraint: ">=1.0.0, <2.0.0",
 			Sources:           []v1alpha1.VersionSource{{ApplicationVersion: &v1alpha1.ApplicationVersionSource{Name: "app"}}},
-			HealthTimeout:     metav1.Duration{Duration: 30 * time.Second},
+			HealthTimeout:     &metav1.Duration{Duration: 30 * time.Second},
 			MaxRollbacks:      3,
 		},
 	}

@@ -212,7 +212,7 @@ func TestScenarioManagerKilledDuringHealthCheck(t *testing.T) {
 	s := newScenario(t, "restart")
 	readyDelay(t, 15000) // a health check long enough to kill the manager in the middle of it
 	s.create(deployment(s.ns, "app", img("1.0.0"), 2), appVersion("1.0.0"), config(func(c *v1alpha1.RollingUpgradeConfig) {
-		c.Spec.HealthTimeout = metav1.Duration{Duration: 3 * time.Minute}
+		c.Spec.HealthTimeout = &metav1.Duration{Duration: 3 * time.Minute}
 	}))
 	m := s.start()
 	s.waitConfig(2*time.Minute, "the running version is recorded", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.0.0" })
@@ -283,7 +283,7 @@ func TestScenarioProgressDeadlineRollsBackEarly(t *testing.T) {
 	d := deployment(s.ns, "app", img("1.0.0"), 2)
 	d.Spec.ProgressDeadlineSeconds = ptr.To[int32](10)
 	s.create(d, appVersion("1.0.0"), config(func(c *v1alpha1.RollingUpgradeConfig) {
-		c.Spec.HealthTimeout = metav1.Duration{Duration: 30 * time.Minute}
+		c.Spec.HealthTimeout = &metav1.Duration{Duration: 30 * time.Minute}
 	}))
 	s.start()
 	s.waitConfig(time.Minute, "the running version is recorded", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.0.0" })

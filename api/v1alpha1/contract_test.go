@@ -41,14 +41,14 @@ func TestRollingUpgradeConfigMatchesContract(t *testing.T) {
 		t.Errorf("targetRef = %+v", s.TargetRef)
 	}
 	if len(s.Sources) != 3 || s.Sources[0].ApplicationVersion == nil || s.Sources[1].ConfigMap == nil ||
-		s.Sources[2].Registry == nil || s.Sources[2].Registry.Interval.Duration != time.Hour {
+		s.Sources[2].Registry == nil || s.Sources[2].Registry.Interval == nil || s.Sources[2].Registry.Interval.Duration != time.Hour {
 		t.Errorf("sources = %+v", s.Sources)
 	}
 	w := s.MaintenanceWindow
 	if w == nil || w.Schedule != "0 3 * * *" || w.Duration.Duration != 2*time.Hour || w.TimeZone != "Europe/Berlin" {
 		t.Errorf("maintenanceWindow = %+v", w)
 	}
-	if s.HealthTimeout.Duration != 10*time.Minute || s.MaxRollbacks != 3 {
+	if s.HealthTimeoutOrDefault() != 10*time.Minute || s.MaxRollbacks != 3 {
 		t.Errorf("healthTimeout = %v, maxRollbacks = %d", s.HealthTimeout, s.MaxRollbacks)
 	}
 	st := ruc.Status

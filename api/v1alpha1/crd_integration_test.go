@@ -115,8 +115,8 @@ func TestIntegrationDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	s := got.Spec
-	if s.VersionConstraint != ">=0.0.0" || s.HealthTimeout.Duration != 10*time.Minute || s.MaxRollbacks != 3 ||
-		s.MaintenanceWindow.TimeZone != "UTC" || s.Sources[0].Registry.Interval.Duration != time.Hour {
+	if s.VersionConstraint != ">=0.0.0" || s.HealthTimeout == nil || s.HealthTimeout.Duration != 10*time.Minute || s.MaxRollbacks != 3 ||
+		s.MaintenanceWindow.TimeZone != "UTC" || s.Sources[0].Registry.Interval == nil || s.Sources[0].Registry.Interval.Duration != time.Hour {
 		t.Errorf("defaults not applied: %+v", s)
 	}
 }

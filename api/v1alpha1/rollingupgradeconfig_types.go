@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"time"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
@@ -62,7 +64,7 @@ type RegistrySource struct {
 	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$') && duration(self) >= duration('1m')",message="interval must be a duration of at least 1m, e.g. 1h"
 	// +optional
-	Interval metav1.Duration `json:"interval,omitempty"`
+	Interval *metav1.Duration `json:"interval,omitempty"`
 }
 
 // VersionSource is one version signal. Exactly one of its fields is set.
@@ -150,7 +152,7 @@ type RollingUpgradeConfigSpec struct {
 	// +kubebuilder:validation:MaxLength=32
 	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$') && duration(self) >= duration('30s')",message="healthTimeout must be a duration of at least 30s, e.g. 10m"
 	// +optional
-	HealthTimeout metav1.Duration `json:"healthTimeout,omitempty"`
+	HealthTimeout *metav1.Duration `json:"healthTimeout,omitempty"`
 
 	// MaxRollbacks is the number of consecutive rollbacks after which the circuit breaker opens and
 	// no new version is applied until a human resets it.
@@ -162,6 +164,20 @@ type RollingUpgradeConfigSpec struct {
 	// Suspend stops all automatic rollouts of this config; a rollout in flight is still watched.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
+}
+
+// Defaults of the optional durations; the API server fills them in, these serve objects built in Go.
+const (
+	DefaultHealthTimeout    = 10 * time.Minute
+	DefaultRegistryInterval = time.Hour
+)
+
+// HealthTimeoutOrDefault is spec.healthTimeout, or its default when unset.
+func (s *RollingUpgradeConfigSpec) HealthTimeoutOrDefault() time.Duration {
+	if s.HealthTimeout == nil {
+		return DefaultHealthTimeout
+	}
+	return s.HealthTimeout.Duration
 }
 
 // Phase is the state of a RollingUpgradeConfig's rollout.

@@ -16,6 +16,9 @@ import (
 	"github.com/rollgate/rollgate/controllers/window"
 )
 
+// lastCheckRefresh is how stale status.lastCheck may get while nothing changes.
+const lastCheckRefresh = 5 * time.Minute
+
 // Decide runs one step of the state machine. It branches on the update-phase annotation:
 // idle (decide whether to start a rollout), HealthCheck (watch the new version) or RollingBack
 // (watch the return to the previous one).
@@ -146,8 +149,12 @@ func idle(d *Decision, in Input) {
 		d.stalled(v1alpha1.EventInvalidSpec, "status.currentVersion: %v", err)
 		return
 	}
-	now := metav1.NewTime(in.Now)
-	st.LastCheck = &now
+	// lastCheck moves when the answer changes, or at most every lastCheckRefresh: an unchanged
+	// config is not rewritten on every event about its workload.
+	if st.LastCheck == nil || in.Now.Sub(st.LastCheck.Time) >= lastCheckRefresh || choice.Tag != d.old.AvailableVersion {
+		now := metav1.NewTime(in.Now)
+		st.LastCheck = &now
+	}
 	ignored := describeIgnored(choice.Skipped, in.Candidates)
 	if choice.Tag != "" && choice.Tag != d.old.AvailableVersion {
 		d.event(corev1.EventTypeNormal, v1alpha1.EventVersionAvailable, "%s is available (current: %s)", choice.Tag, orNone(st.CurrentVersion))
@@ -203,7 +210,7 @@ func start(d *Decision, in Input, image, ver, why string) {
 	st.TargetVersion = ver
 	st.NextWindow = nil
 	st.LastUpdate = &now
-	timeout := in.Config.Spec.HealthTimeout.Duration
+	timeout := in.Config.Spec.HealthTimeoutOrDefault()
 	d.event(corev1.EventTypeNormal, v1alpha1.EventUpdateStarting, "rolling out %s (%s); health timeout %s", image, why, timeout)
 	d.progressing(v1alpha1.ReasonProgressing, "rolling out %s; health timeout %s", ver, timeout)
 	d.RequeueAfter = HealthPoll
@@ -234,7 +241,7 @@ func healthCheck(d *Decision, in Input) {
 	ver := image.Version(a.TargetImage)
 	appliedAt := metav1.NewTime(started)
 	elapsed := in.Now.Sub(started)
-	timeout := in.Config.Spec.HealthTimeout.Duration
+	timeout := in.Config.Spec.HealthTimeoutOrDefault()
 	rendered := w.Image == a.TargetImage
 
 	switch {
@@ -247,9 +254,10 @@ func healthCheck(d *Decision, in Input) {
 		st.Phase, st.TargetVersion = v1alpha1.PhaseCompleted, ""
 		d.ready(v1alpha1.EventUpdateComplete, "running %s", ver)
 	case (rendered && w.Verdict.State == health.Failed) || elapsed >= timeout:
-		why := fmt.Sprintf("not healthy after %s (%s)", timeout, w.Verdict.Message)
+		verdict := strings.TrimSuffix(w.Verdict.Message, ".")
+		why := fmt.Sprintf("not healthy after %s (%s)", timeout, verdict)
 		if elapsed < timeout {
-			why = fmt.Sprintf("failed after %s: %s: %s", elapsed.Round(time.Second), w.Verdict.Reason, w.Verdict.Message)
+			why = fmt.Sprintf("failed after %s: %s: %s", elapsed.Round(time.Second), w.Verdict.Reason, verdict)
 		}
 		recorded, opened := bookkeeping.Rollback(st, ver, a.TargetImage, appliedAt, in.Config.Spec.MaxRollbacks)
 		if recorded {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -31,7 +32,7 @@ func config(mods ...func(*v1alpha1.RollingUpgradeConfig)) *v1alpha1.RollingUpgra
 			TargetRef:         v1alpha1.WorkloadReference{Kind: v1alpha1.KindDeployment, Name: "web"},
 			Image:             repo,
 			VersionConstraint: ">=1.0.0",
-			HealthTimeout:     metav1.Duration{Duration: 10 * time.Minute},
+			HealthTimeout:     &metav1.Duration{Duration: 10 * time.Minute},
 			MaxRollbacks:      3,
 		},
 	}
@@ -416,4 +417,32 @@ func TestBadInputStalls(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestUnchangedInputsDecideNothingNew: deciding again on the state a decision produced, with
+// nothing else changed, gives the same status and no events, so nothing is written.
+func TestUnchangedInputsDecideNothingNew(t *testing.T) {
+	cases := map[string]Input{
+		"up to date": {Config: config(current("1.1.0")), Workload: deploymentAt("1.1.0", healthy), Candidates: av("1.1.0", "latest")},
+		"held":       {Config: config(current("1.0.0"), windowAt("0 3 * * *", time.Hour)), Workload: deploymentAt("1.0.0", healthy), Candidates: av("1.1.0")},
+		"waiting":    {Config: config(current("1.0.0")), Workload: deploymentAt("1.0.0", pending), Candidates: av("1.1.0")},
+		"stalled":    {Config: config(current("1.0.0")), Candidates: av("1.1.0")},
+	}
+	for name, in := range cases {
+		t.Run(name, func(t *testing.T) {
+			in.Now = now.Add(-2 * time.Hour)
+			first := Decide(in)
+			for i := 1; i <= 20; i++ {
+				in.Config, in.Now = next(in.Config, first), in.Now.Add(time.Second)
+				d := Decide(in)
+				if len(d.Events) != 0 || !apiequality(d.Status, in.Config.Status) || d.Annotations != AnnotationsOf(in.Config) {
+					t.Fatalf("reconcile %d changed something: events %s\nstatus %+v\nwas    %+v", i, reasons(d.Events), d.Status, in.Config.Status)
+				}
+			}
+		})
+	}
+}
+
+func apiequality(a, b v1alpha1.RollingUpgradeConfigStatus) bool {
+	return equality.Semantic.DeepEqual(a, b)
 }

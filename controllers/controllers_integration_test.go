@@ -1,0 +1,306 @@
+//go:build integration
+
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	"go.uber.org/zap/zapcore"
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/apimachinery/pkg/util/wait"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/cache"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/envtest"
+	"sigs.k8s.io/controller-runtime/pkg/log/zap"
+	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+)
+
+// These tests run the controllers in a manager against a real kube-apiserver and etcd (envtest).
+// There is no kube-controller-manager here: the tests play the Deployment controller by writing
+// the workload status themselves.
+
+var (
+	k8s client.Client
+	mgr ctrl.Manager
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv("KUBEBUILDER_ASSETS") == "" {
+		fmt.Fprintln(os.Stderr, "KUBEBUILDER_ASSETS is not set: run these tests with `make test-integration`")
+		os.Exit(1)
+	}
+	ctrl.SetLogger(zap.New(zap.WriteTo(os.Stderr), zap.Level(zapcore.ErrorLevel)))
+	env := &envtest.Environment{CRDDirectoryPaths: []string{filepath.Join("..", "config", "crd", "bases")}, ErrorIfCRDPathMissing: true}
+	cfg, err := env.Start()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "starting envtest:", err)
+		os.Exit(1)
+	}
+	code := func() int {
+		scheme := runtime.NewScheme()
+		_ = clientgoscheme.AddToScheme(scheme)
+		_ = v1alpha1.AddToScheme(scheme)
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		mgr, err = ctrl.NewManager(cfg, ctrl.Options{
+			Scheme:  scheme,
+			Metrics: metricsserver.Options{BindAddress: "0"},
+			Cache: cache.Options{ByObject: map[client.Object]cache.ByObject{
+				&corev1.ConfigMap{}: {Label: labels.SelectorFromSet(labels.Set{v1alpha1.VersionSourceLabel: "true"})},
+			}},
+		})
+		if err == nil {
+			err = Setup(ctx, mgr, AllControllers, clock.RealClock{})
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "manager:", err)
+			return 1
+		}
+		go func() {
+			if err := mgr.Start(ctx); err != nil {
+				fmt.Fprintln(os.Stderr, "manager stopped:", err)
+			}
+		}()
+		k8s, err = client.New(cfg, client.Options{Scheme: scheme})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "client:", err)
+			return 1
+		}
+		return m.Run()
+	}()
+	_ = env.Stop()
+	os.Exit(code)
+}
+
+const repo = "ghcr.io/acme/web"
+
+// fixture is a namespace with a healthy Deployment "web" at 1.0.0.
+func fixture(t *testing.T) string {
+	t.Helper()
+	ns := "it-" + rand.String(6)
+	must(t, k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	labels := map[string]string{"app": "web"}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
+		Spec: appsv1.DeploymentSpec{
+			Replicas: ptr.To[int32](2),
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{
+				ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: repo + ":1.0.0"}}},
+			},
+		},
+	}
+	must(t, k8s.Create(context.Background(), d))
+	markRolledOut(t, d)
+	return ns
+}
+
+// markRolledOut writes the status the Deployment controller would write after a rollout.
+func markRolledOut(t *testing.T, d *appsv1.Deployment) {
+	t.Helper()
+	d.Status = appsv1.DeploymentStatus{ObservedGeneration: d.Generation, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2, AvailableReplicas: 2}
+	must(t, k8s.Status().Update(context.Background(), d))
+}
+
+// settleWorkload waits for the renderer's first apply (it adds its annotations, which bumps a
+// Deployment's generation) and then plays the Deployment controller observing it.
+func settleWorkload(t *testing.T, ns string) {
+	t.Helper()
+	var d appsv1.Deployment
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &d); err != nil {
+			return false, err
+		}
+		return d.Annotations[v1alpha1.LastUpdatedByAnnotation] != "", nil
+	})
+	must(t, err)
+	markRolledOut(t, &d)
+}
+
+func newConfig(ns, name string, sources ...v1alpha1.VersionSource) *v1alpha1.RollingUpgradeConfig {
+	return &v1alpha1.RollingUpgradeConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
+		Spec: v1alpha1.RollingUpgradeConfigSpec{
+			TargetRef: v1alpha1.WorkloadReference{Kind: v1alpha1.KindDeployment, Name: "web"},
+			Image:     repo,
+			Sources:   sources,
+		},
+	}
+}
+
+func cmSource(name, key string) v1alpha1.VersionSource {
+	return v1alpha1.VersionSource{ConfigMap: &v1alpha1.ConfigMapSource{Name: name, Key: key}}
+}
+
+func waitCondition(t *testing.T, key client.ObjectKey, typ string, ok func(*metav1.Condition) bool) *v1alpha1.RollingUpgradeConfig {
+	t.Helper()
+	var ruc v1alpha1.RollingUpgradeConfig
+	var last string
+	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		if err := k8s.Get(ctx, key, &ruc); err != nil {
+			return false, err
+		}
+		c := apimeta.FindStatusCondition(ruc.Status.Conditions, typ)
+		last = fmt.Sprintf("%+v", ruc.Status.Conditions)
+		return c != nil && ok(c), nil
+	})
+	if err != nil {
+		t.Fatalf("%s: condition %s not reached: %v; conditions: %s", key, typ, err, last)
+	}
+	return &ruc
+}
+
+// warnings lists the Warning events about one config.
+func warnings(t *testing.T, key client.ObjectKey) []string {
+	t.Helper()
+	var list eventsv1.EventList
+	must(t, k8s.List(context.Background(), &list, client.InNamespace(key.Namespace)))
+	var out []string
+	for _, e := range list.Items {
+		if e.Regarding.Name == key.Name && e.Regarding.Kind == "RollingUpgradeConfig" && e.Type == corev1.EventTypeWarning {
+			out = append(out, e.Reason+": "+e.Note)
+		}
+	}
+	return out
+}
+
+// TestIntegrationBadSourcesStallOnlyTheirConfig: each bad source gives its config Stalled with a
+// specific reason and one Warning event; a healthy config beside it is not disturbed.
+func TestIntegrationBadSourcesStallOnlyTheirConfig(t *testing.T) {
+	cases := []struct {
+		name    string
+		objects []client.Object
+		source  v1alpha1.VersionSource
+		reason  string
+		says    string
+	}{
+		{"ConfigMap key missing", []client.Object{labelledCM("versions", map[string]string{"api": "1.1.0"})},
+			cmSource("versions", "web"), "InvalidSpec", `ConfigMap versions has no key "web"`},
+		{"ConfigMap garbage", []client.Object{labelledCM("versions", map[string]string{"web": "{{ .Values.tag }}"})},
+			cmSource("versions", "web"), "InvalidSpec", "is not an image tag"},
+		{"registry source", nil, v1alpha1.VersionSource{Registry: &v1alpha1.RegistrySource{}}, "UnsupportedSource", "does not list registry tags"},
+		{"ApplicationVersion of another image", []client.Object{&v1alpha1.ApplicationVersion{ObjectMeta: metav1.ObjectMeta{Name: "web"},
+			Spec: v1alpha1.ApplicationVersionSpec{Image: "ghcr.io/acme/api", Version: "1.1.0"}}},
+			v1alpha1.VersionSource{ApplicationVersion: &v1alpha1.ApplicationVersionSource{Name: "web"}}, "InvalidSpec", "announces image ghcr.io/acme/api"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			ns := fixture(t)
+			for _, o := range tc.objects {
+				o.SetNamespace(ns)
+				must(t, k8s.Create(context.Background(), o))
+			}
+			// The neighbour: a config whose source is fine (no newer version).
+			good := &v1alpha1.ApplicationVersion{ObjectMeta: metav1.ObjectMeta{Name: "good", Namespace: ns},
+				Spec: v1alpha1.ApplicationVersionSpec{Image: repo, Version: "1.0.0"}}
+			must(t, k8s.Create(context.Background(), good))
+			must(t, k8s.Create(context.Background(), newConfig(ns, "neighbour",
+				v1alpha1.VersionSource{ApplicationVersion: &v1alpha1.ApplicationVersionSource{Name: "good"}})))
+			must(t, k8s.Create(context.Background(), newConfig(ns, "bad", tc.source)))
+
+			bad := client.ObjectKey{Namespace: ns, Name: "bad"}
+			waitCondition(t, bad, meta.StalledCondition, func(c *metav1.Condition) bool {
+				return c.Status == metav1.ConditionTrue && c.Reason == tc.reason && strings.Contains(c.Message, tc.says)
+			})
+			waitCondition(t, client.ObjectKey{Namespace: ns, Name: "neighbour"}, meta.ReadyCondition, func(c *metav1.Condition) bool {
+				return c.Status == metav1.ConditionTrue && c.Reason == v1alpha1.ReasonUpToDate
+			})
+			var w []string
+			_ = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+				w = warnings(t, bad)
+				return len(w) > 0, nil
+			})
+			if len(w) != 1 || !strings.Contains(w[0], tc.says) {
+				t.Errorf("warning events = %v, want one saying %q", w, tc.says)
+			}
+			if len(warnings(t, client.ObjectKey{Namespace: ns, Name: "neighbour"})) != 0 {
+				t.Error("the neighbour got warnings")
+			}
+		})
+	}
+}
+
+func labelledCM(name string, data map[string]string) *corev1.ConfigMap {
+	return &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: name, Labels: map[string]string{v1alpha1.VersionSourceLabel: "true"}}, Data: data}
+}
+
+// TestIntegrationUnlabelledConfigMapIsNotRead: the manager caches only labelled ConfigMaps, so an
+// unlabelled one is "not found", with a message that names the label.
+func TestIntegrationUnlabelledConfigMapIsNotRead(t *testing.T) {
+	ns := fixture(t)
+	must(t, k8s.Create(context.Background(), &corev1.ConfigMap{ObjectMeta: metav1.ObjectMeta{Name: "versions", Namespace: ns}, Data: map[string]string{"web": "1.1.0"}}))
+	must(t, k8s.Create(context.Background(), newConfig(ns, "web", cmSource("versions", "web"))))
+	waitCondition(t, client.ObjectKey{Namespace: ns, Name: "web"}, meta.ReadyCondition, func(c *metav1.Condition) bool {
+		return c.Status == metav1.ConditionFalse && c.Reason == "SourceNotFound" && strings.Contains(c.Message, v1alpha1.VersionSourceLabel+"=true")
+	})
+	// Labelled, it is read and 1.1.0 starts rolling out.
+	settleWorkload(t, ns)
+	var cm corev1.ConfigMap
+	must(t, k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "versions"}, &cm))
+	cm.Labels = map[string]string{v1alpha1.VersionSourceLabel: "true"}
+	must(t, k8s.Update(context.Background(), &cm))
+	ruc := waitCondition(t, client.ObjectKey{Namespace: ns, Name: "web"}, meta.ReconcilingCondition, func(c *metav1.Condition) bool {
+		return c.Status == metav1.ConditionTrue && c.Reason == v1alpha1.ReasonProgressing
+	})
+	if got := ruc.Annotations[v1alpha1.TargetImageAnnotation]; got != repo+":1.1.0" {
+		t.Errorf("target-image = %q", got)
+	}
+}
+
+// TestIntegrationSettledConfigIsNotRewritten: once a config has settled, reconciling it again and
+// again writes nothing and emits nothing.
+func TestIntegrationSettledConfigIsNotRewritten(t *testing.T) {
+	ns := fixture(t)
+	must(t, k8s.Create(context.Background(), &v1alpha1.ApplicationVersion{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
+		Spec: v1alpha1.ApplicationVersionSpec{Image: repo, Version: "1.0.0"}}))
+	must(t, k8s.Create(context.Background(), newConfig(ns, "web",
+		v1alpha1.VersionSource{ApplicationVersion: &v1alpha1.ApplicationVersionSource{Name: "web"}})))
+	key := client.ObjectKey{Namespace: ns, Name: "web"}
+	settleWorkload(t, ns)
+	settled := waitCondition(t, key, meta.ReadyCondition, func(c *metav1.Condition) bool { return c.Reason == v1alpha1.ReasonUpToDate })
+
+	recorder := events.NewFakeRecorder(100)
+	r := &RollingUpgradeConfigReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: clock.RealClock{}}
+	for i := 0; i < 25; i++ {
+		if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: key}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var after v1alpha1.RollingUpgradeConfig
+	must(t, k8s.Get(context.Background(), key, &after))
+	if after.ResourceVersion != settled.ResourceVersion {
+		t.Errorf("the config was rewritten: resourceVersion %s -> %s", settled.ResourceVersion, after.ResourceVersion)
+	}
+	if n := len(recorder.Events); n != 0 {
+		t.Errorf("%d events from reconciling a settled config", n)
+	}
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
