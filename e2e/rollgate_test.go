@@ -126,10 +126,14 @@ func (s *scenario) waitConfig(timeout time.Duration, what string, cond func(c *v
 	return &c
 }
 
+// waitPhase waits until the config shows the phase in its status and the matching in-flight state
+// in its annotations (status and annotations are two writes, so one can be seen before the other).
 func (s *scenario) waitPhase(timeout time.Duration, phase v1alpha1.Phase) *v1alpha1.RollingUpgradeConfig {
 	s.t.Helper()
+	annotation := map[v1alpha1.Phase]string{v1alpha1.PhaseInProgress: "HealthCheck", v1alpha1.PhaseRollingBack: "RollingBack"}[phase]
 	return s.waitConfig(timeout, "phase "+string(phase), func(c *v1alpha1.RollingUpgradeConfig) bool {
-		return c.Status.Phase == phase && c.Status.ObservedGeneration == c.Generation
+		return c.Status.Phase == phase && c.Status.ObservedGeneration == c.Generation &&
+			c.Annotations[v1alpha1.UpdatePhaseAnnotation] == annotation
 	})
 }
 

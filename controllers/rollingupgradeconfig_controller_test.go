@@ -1,0 +1,128 @@
+package controllers
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
+	"k8s.io/client-go/tools/events"
+	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+)
+
+// Unit tests of the reconciler's wiring with the fake client; behaviour against a real API server
+// is in the integration and e2e tests.
+
+func testObjects() []client.Object {
+	labels := map[string]string{"app": "web"}
+	d := &appsv1.Deployment{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop", Generation: 1},
+		Spec: appsv1.DeploymentSpec{Replicas: ptr.To[int32](2), Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: "ghcr.io/acme/web:1.0.0"}}}}},
+		Status: appsv1.DeploymentStatus{ObservedGeneration: 1, Replicas: 2, UpdatedReplicas: 2, ReadyReplicas: 2, AvailableReplicas: 2},
+	}
+	av := &v1alpha1.ApplicationVersion{ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop"},
+		Spec: v1alpha1.ApplicationVersionSpec{Image: "ghcr.io/acme/web", Version: "1.1.0"}}
+	ruc := &v1alpha1.RollingUpgradeConfig{
+		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: "shop", Generation: 1},
+		Spec: v1alpha1.RollingUpgradeConfigSpec{
+			TargetRef: v1alpha1.WorkloadReference{Kind: v1alpha1.KindDeployment, Name: "web"},
+			Image:     "ghcr.io/acme/web", VersionConstraint: ">=1.0.0", MaxRollbacks: 3,
+			Sources: []v1alpha1.VersionSource{{ApplicationVersion: &v1alpha1.ApplicationVersionSource{Name: "web"}}},
+		},
+		Status: v1alpha1.RollingUpgradeConfigStatus{CurrentVersion: "1.0.0", CurrentImage: "ghcr.io/acme/web:1.0.0"},
+	}
+	return []client.Object{d, av, ruc}
+}
+
+func newScheme(t *testing.T) *runtime.Scheme {
+	s := runtime.NewScheme()
+	if err := clientgoscheme.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := v1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// TestConflictRequeuesAndLosesNothing: a 409 on the status write (someone changed the config
+// meanwhile) emits nothing and asks for a quick retry; the retry carries the whole decision out.
+func TestConflictRequeuesAndLosesNothing(t *testing.T) {
+	conflicts := 1
+	c := fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(testObjects()...).
+		WithStatusSubresource(&v1alpha1.RollingUpgradeConfig{}).
+		WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, cl client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			if conflicts > 0 {
+				conflicts--
+				return apierrors.NewConflict(schema.GroupResource{Group: "rollgate.dev", Resource: "rollingupgradeconfigs"}, obj.GetName(), nil)
+			}
+			return cl.SubResource(sub).Update(ctx, obj, opts...)
+		}}).Build()
+	rec := events.NewFakeRecorder(10)
+	r := &RollingUpgradeConfigReconciler{Client: c, APIReader: c, Recorder: rec,
+		Clock: clocktesting.NewFakePassiveClock(time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC))}
+	req := ctrl.Request{NamespacedName: client.ObjectKey{Namespace: "shop", Name: "web"}}
+
+	res, err := r.Reconcile(context.Background(), req)
+	if err != nil || res.RequeueAfter <= 0 || len(rec.Events) != 0 {
+		t.Fatalf("after the conflict: result %+v, err %v, %d events", res, err, len(rec.Events))
+	}
+	// The annotations were written before the conflicting status write: the retry finds the
+	// rollout started and completes the status from it.
+	if _, err := r.Reconcile(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	var got v1alpha1.RollingUpgradeConfig
+	if err := c.Get(context.Background(), req.NamespacedName, &got); err != nil {
+		t.Fatal(err)
+	}
+	if got.Annotations[v1alpha1.TargetImageAnnotation] != "ghcr.io/acme/web:1.1.0" || got.Status.Phase != v1alpha1.PhaseInProgress ||
+		got.Status.TargetVersion != "1.1.0" {
+		t.Errorf("after the retry: annotations %v, status %+v", got.Annotations, got.Status)
+	}
+}
+
+func TestParseVersionList(t *testing.T) {
+	cases := []struct {
+		value   string
+		want    string
+		wantErr string
+	}{
+		{"1.2.0", "1.2.0", ""},
+		{" 1.2.0, 1.3.0 ,", "1.2.0|1.3.0", ""},
+		{"latest", "latest", ""}, // a tag; the policy ignores it with a reason
+		{"", "", "the value is empty"},
+		{" , ", "", "the value is empty"},
+		{"{{ .Values.tag }}", "", `"{{ .Values.tag }}" is not an image tag`},
+		{"1.2.0\n1.3.0", "", "is not an image tag"},
+		{"1.2.0;rm -rf /", "", "is not an image tag"},
+	}
+	for _, tc := range cases {
+		got, err := parseVersionList(tc.value)
+		if tc.wantErr != "" {
+			if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+				t.Errorf("parseVersionList(%q) error = %v, want %q", tc.value, err, tc.wantErr)
+			}
+			continue
+		}
+		if err != nil || strings.Join(got, "|") != tc.want {
+			t.Errorf("parseVersionList(%q) = %v, %v; want %s", tc.value, got, err, tc.want)
+		}
+	}
+}
