@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/fluxcd/pkg/apis/meta"
+	"k8s.io/apimachinery/pkg/api/equality"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/utils/clock"
@@ -40,8 +41,7 @@ func (r *ApplicationVersionReconciler) Reconcile(ctx context.Context, req ctrl.R
 	}
 	apimeta.SetStatusCondition(&av.Status.Conditions, cond)
 	av.Status.ObservedGeneration = av.Generation
-	if apimeta.IsStatusConditionPresentAndEqual(before.Conditions, cond.Type, cond.Status) &&
-		apimeta.FindStatusCondition(before.Conditions, cond.Type).Message == cond.Message && before.ObservedGeneration == av.Generation {
+	if equality.Semantic.DeepEqual(*before, av.Status) {
 		return ctrl.Result{}, nil
 	}
 	return ctrl.Result{}, r.Client.Status().Update(ctx, &av, client.FieldOwner(v1alpha1.FieldManager))

@@ -87,9 +87,7 @@ func (d *Decision) progressing(reason, format string, args ...any) {
 // waiting: not ready, for a reason that may go away by itself (kstatus InProgress).
 func (d *Decision) waiting(reason, format string, args ...any) {
 	msg := fmt.Sprintf(format, args...)
-	d.setCondition(meta.ReadyCondition, metav1.ConditionFalse, reason, msg)
-	d.setCondition(meta.ReconcilingCondition, metav1.ConditionTrue, reason, msg)
-	apimeta.RemoveStatusCondition(&d.Status.Conditions, meta.StalledCondition)
+	d.progressing(reason, "%s", msg)
 	d.warnOnChange(reason, msg)
 }
 
