@@ -100,9 +100,16 @@ func fixture(t *testing.T) string {
 	t.Helper()
 	ns := "it-" + rand.String(6)
 	must(t, k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
-	labels := map[string]string{"app": "web"}
+	healthyDeployment(t, ns, "web")
+	return ns
+}
+
+// healthyDeployment creates a Deployment at 1.0.0 with the status of a finished rollout.
+func healthyDeployment(t *testing.T, ns, name string) {
+	t.Helper()
+	labels := map[string]string{"app": name}
 	d := &appsv1.Deployment{
-		ObjectMeta: metav1.ObjectMeta{Name: "web", Namespace: ns},
+		ObjectMeta: metav1.ObjectMeta{Name: name, Namespace: ns},
 		Spec: appsv1.DeploymentSpec{
 			Replicas: ptr.To[int32](2),
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
@@ -114,7 +121,6 @@ func fixture(t *testing.T) string {
 	}
 	must(t, k8s.Create(context.Background(), d))
 	markRolledOut(t, d)
-	return ns
 }
 
 // markRolledOut writes the status the Deployment controller would write after a rollout.
@@ -212,12 +218,14 @@ func TestIntegrationBadSourcesStallOnlyTheirConfig(t *testing.T) {
 				o.SetNamespace(ns)
 				must(t, k8s.Create(context.Background(), o))
 			}
-			// The neighbour: a config whose source is fine (no newer version).
+			// The neighbour: a config of another workload whose source is fine (no newer version).
+			healthyDeployment(t, ns, "api")
 			good := &v1alpha1.ApplicationVersion{ObjectMeta: metav1.ObjectMeta{Name: "good", Namespace: ns},
 				Spec: v1alpha1.ApplicationVersionSpec{Image: repo, Version: "1.0.0"}}
 			must(t, k8s.Create(context.Background(), good))
-			must(t, k8s.Create(context.Background(), newConfig(ns, "neighbour",
-				v1alpha1.VersionSource{ApplicationVersion: &v1alpha1.ApplicationVersionSource{Name: "good"}})))
+			neighbour := newConfig(ns, "neighbour", v1alpha1.VersionSource{ApplicationVersion: &v1alpha1.ApplicationVersionSource{Name: "good"}})
+			neighbour.Spec.TargetRef.Name = "api"
+			must(t, k8s.Create(context.Background(), neighbour))
 			must(t, k8s.Create(context.Background(), newConfig(ns, "bad", tc.source)))
 
 			bad := client.ObjectKey{Namespace: ns, Name: "bad"}
@@ -239,6 +247,31 @@ func TestIntegrationBadSourcesStallOnlyTheirConfig(t *testing.T) {
 				t.Error("the neighbour got warnings")
 			}
 		})
+	}
+}
+
+// TestIntegrationOneConfigPerWorkload: a second config for the same workload is refused, and the
+// first one keeps working.
+func TestIntegrationOneConfigPerWorkload(t *testing.T) {
+	ns := fixture(t)
+	cm := labelledCM("versions", map[string]string{"web": "1.0.0"})
+	cm.Namespace = ns
+	must(t, k8s.Create(context.Background(), cm))
+	first := newConfig(ns, "first", cmSource("versions", "web"))
+	must(t, k8s.Create(context.Background(), first))
+	time.Sleep(1100 * time.Millisecond) // creation timestamps have whole seconds
+	must(t, k8s.Create(context.Background(), newConfig(ns, "second", cmSource("versions", "web"))))
+
+	waitCondition(t, client.ObjectKey{Namespace: ns, Name: "second"}, meta.StalledCondition, func(c *metav1.Condition) bool {
+		return c.Reason == "InvalidSpec" && strings.Contains(c.Message, "managed by RollingUpgradeConfig first")
+	})
+	waitCondition(t, client.ObjectKey{Namespace: ns, Name: "first"}, meta.ReadyCondition, func(c *metav1.Condition) bool {
+		return c.Status == metav1.ConditionTrue
+	})
+	var d appsv1.Deployment
+	must(t, k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "web"}, &d))
+	if by := d.Annotations[v1alpha1.LastUpdatedByAnnotation]; by != "" && by != "first" {
+		t.Errorf("the refused config rendered the workload: last-updated-by=%s", by)
 	}
 }
 

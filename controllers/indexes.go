@@ -25,17 +25,13 @@ func targetKey(kind v1alpha1.WorkloadKind, name string) string {
 	return fmt.Sprintf("%s/%s", kind, name)
 }
 
-// setupIndexes registers the indexes once per manager.
-func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
-	idx := mgr.GetFieldIndexer()
-	ruc := &v1alpha1.RollingUpgradeConfig{}
-	if err := idx.IndexField(ctx, ruc, indexTarget, func(o client.Object) []string {
+// The index functions, by index name.
+var configIndexes = map[string]client.IndexerFunc{
+	indexTarget: func(o client.Object) []string {
 		r := o.(*v1alpha1.RollingUpgradeConfig)
 		return []string{targetKey(r.Spec.TargetRef.Kind, r.Spec.TargetRef.Name)}
-	}); err != nil {
-		return err
-	}
-	if err := idx.IndexField(ctx, ruc, indexApplicationVersion, func(o client.Object) []string {
+	},
+	indexApplicationVersion: func(o client.Object) []string {
 		var names []string
 		for _, s := range o.(*v1alpha1.RollingUpgradeConfig).Spec.Sources {
 			if s.ApplicationVersion != nil {
@@ -43,10 +39,8 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 			}
 		}
 		return names
-	}); err != nil {
-		return err
-	}
-	return idx.IndexField(ctx, ruc, indexConfigMap, func(o client.Object) []string {
+	},
+	indexConfigMap: func(o client.Object) []string {
 		var names []string
 		for _, s := range o.(*v1alpha1.RollingUpgradeConfig).Spec.Sources {
 			if s.ConfigMap != nil {
@@ -54,7 +48,17 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 			}
 		}
 		return names
-	})
+	},
+}
+
+// setupIndexes registers the indexes once per manager.
+func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
+	for name, fn := range configIndexes {
+		if err := mgr.GetFieldIndexer().IndexField(ctx, &v1alpha1.RollingUpgradeConfig{}, name, fn); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // configsWhere maps an object to the configs in its namespace whose index holds key(object).

@@ -41,6 +41,9 @@ func (r *RendererReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if want == "" || !image.SameRepository(want, ruc.Spec.Image) {
 		return ctrl.Result{}, nil
 	}
+	if owner, err := claimant(ctx, r.Client, &ruc); err != nil || owner != ruc.Name {
+		return ctrl.Result{}, err // another config manages the workload; the engine says so
+	}
 	w, err := getWorkload(ctx, r.Client, &ruc)
 	if err != nil || w == nil {
 		return ctrl.Result{}, err

@@ -61,6 +61,14 @@ func (r *RollingUpgradeConfigReconciler) Reconcile(ctx context.Context, req ctrl
 // gather reads the workload and, when idle, the sources.
 func (r *RollingUpgradeConfigReconciler) gather(ctx context.Context, ruc *v1alpha1.RollingUpgradeConfig) (rollout.Input, *workload, error) {
 	in := rollout.Input{Now: r.Clock.Now(), Config: ruc}
+	owner, err := claimant(ctx, r.Client, ruc)
+	if err != nil {
+		return in, nil, err
+	}
+	if owner != ruc.Name {
+		in.ClaimedBy = owner
+		return in, nil, nil
+	}
 	w, err := getWorkload(ctx, r.Client, ruc)
 	if err != nil {
 		return in, nil, err

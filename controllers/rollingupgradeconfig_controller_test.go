@@ -67,6 +67,7 @@ func TestConflictRequeuesAndLosesNothing(t *testing.T) {
 	conflicts := 1
 	c := fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(testObjects()...).
 		WithStatusSubresource(&v1alpha1.RollingUpgradeConfig{}).
+		WithIndex(&v1alpha1.RollingUpgradeConfig{}, indexTarget, configIndexes[indexTarget]).
 		WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, cl client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
 			if conflicts > 0 {
 				conflicts--

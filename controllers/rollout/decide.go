@@ -29,6 +29,11 @@ func Decide(in Input) Decision {
 
 	resetCircuit(&d, cfg)
 
+	if in.ClaimedBy != "" {
+		d.stalled(v1alpha1.EventInvalidSpec, "%s %s is managed by RollingUpgradeConfig %s; a workload takes one config",
+			cfg.Spec.TargetRef.Kind, cfg.Spec.TargetRef.Name, in.ClaimedBy)
+		return d
+	}
 	switch d.Annotations.UpdatePhase {
 	case PhaseIdle:
 		idle(&d, in)

@@ -391,12 +391,17 @@ func TestBadInputStalls(t *testing.T) {
 			&Problem{Reason: "InvalidSpec", Message: `ConfigMap app-versions key "web": "{{ .Values.tag }}" is not an image tag`, Terminal: true}, "InvalidSpec", "InvalidSpec", "is not an image tag"},
 		{"registry source not supported", config(), deploymentAt("1.0.0", healthy),
 			&Problem{Reason: v1alpha1.ReasonUnsupportedSource, Message: "spec.sources[0].registry: not supported", Terminal: true}, v1alpha1.ReasonUnsupportedSource, "InvalidSpec", "registry"},
+		{"workload managed by another config", config(), deploymentAt("1.0.0", healthy), nil, "InvalidSpec", "InvalidSpec",
+			"Deployment web is managed by RollingUpgradeConfig web-old"},
 		{"unknown update-phase", config(func(c *v1alpha1.RollingUpgradeConfig) { c.Annotations[v1alpha1.UpdatePhaseAnnotation] = "Sometime" }),
 			deploymentAt("1.0.0", healthy), nil, "InvalidSpec", "InvalidSpec", `unknown value "Sometime"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			in := Input{Now: now, Config: tc.cfg, Workload: tc.workload, Candidates: withCM, SourceProblem: tc.problem}
+			if strings.Contains(tc.name, "another config") {
+				in.ClaimedBy = "web-old"
+			}
 			d := Decide(in)
 			s := condition(d, meta.StalledCondition)
 			if s == nil || s.Status != metav1.ConditionTrue || s.Reason != tc.reason || !strings.Contains(s.Message, tc.says) {

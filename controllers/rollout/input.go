@@ -28,6 +28,8 @@ type Input struct {
 	Config *v1alpha1.RollingUpgradeConfig // as read from the API server; never modified
 	// Workload is nil when the target does not exist.
 	Workload *Workload
+	// ClaimedBy names another config that manages the same workload; this one then does nothing.
+	ClaimedBy string
 	// Candidates are the versions the sources announce, in source order.
 	Candidates []Candidate
 	// SourceProblem is set when a source could not be read; Candidates is then empty.
