@@ -5,6 +5,8 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,12 +102,12 @@ func fixture(t *testing.T) string {
 	t.Helper()
 	ns := "it-" + rand.String(6)
 	must(t, k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
-	healthyDeployment(t, ns, "web")
+	healthyDeployment(t, ns, "web", repo+":1.0.0")
 	return ns
 }
 
 // healthyDeployment creates a Deployment at 1.0.0 with the status of a finished rollout.
-func healthyDeployment(t *testing.T, ns, name string) {
+func healthyDeployment(t *testing.T, ns, name, image string) {
 	t.Helper()
 	labels := map[string]string{"app": name}
 	d := &appsv1.Deployment{
@@ -115,7 +117,7 @@ func healthyDeployment(t *testing.T, ns, name string) {
 			Selector: &metav1.LabelSelector{MatchLabels: labels},
 			Template: corev1.PodTemplateSpec{
 				ObjectMeta: metav1.ObjectMeta{Labels: labels},
-				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: repo + ":1.0.0"}}},
+				Spec:       corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: image}}},
 			},
 		},
 	}
@@ -206,7 +208,6 @@ func TestIntegrationBadSourcesStallOnlyTheirConfig(t *testing.T) {
 			cmSource("versions", "web"), "InvalidSpec", `ConfigMap versions has no key "web"`},
 		{"ConfigMap garbage", []client.Object{labelledCM("versions", map[string]string{"web": "{{ .Values.tag }}"})},
 			cmSource("versions", "web"), "InvalidSpec", "is not an image tag"},
-		{"registry source", nil, v1alpha1.VersionSource{Registry: &v1alpha1.RegistrySource{}}, "UnsupportedSource", "does not list registry tags"},
 		{"ApplicationVersion of another image", []client.Object{&v1alpha1.ApplicationVersion{ObjectMeta: metav1.ObjectMeta{Name: "web"},
 			Spec: v1alpha1.ApplicationVersionSpec{Image: "ghcr.io/acme/api", Version: "1.1.0"}}},
 			v1alpha1.VersionSource{ApplicationVersion: &v1alpha1.ApplicationVersionSource{Name: "web"}}, "InvalidSpec", "announces image ghcr.io/acme/api"},
@@ -219,7 +220,7 @@ func TestIntegrationBadSourcesStallOnlyTheirConfig(t *testing.T) {
 				must(t, k8s.Create(context.Background(), o))
 			}
 			// The neighbour: a config of another workload whose source is fine (no newer version).
-			healthyDeployment(t, ns, "api")
+			healthyDeployment(t, ns, "api", repo+":1.0.0")
 			good := &v1alpha1.ApplicationVersion{ObjectMeta: metav1.ObjectMeta{Name: "good", Namespace: ns},
 				Spec: v1alpha1.ApplicationVersionSpec{Image: repo, Version: "1.0.0"}}
 			must(t, k8s.Create(context.Background(), good))
@@ -272,6 +273,37 @@ func TestIntegrationOneConfigPerWorkload(t *testing.T) {
 	must(t, k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "web"}, &d))
 	if by := d.Annotations[v1alpha1.LastUpdatedByAnnotation]; by != "" && by != "first" {
 		t.Errorf("the refused config rendered the workload: last-updated-by=%s", by)
+	}
+}
+
+// TestIntegrationRegistryDownHoldsRollouts: a registry that answers 500 gives Ready=False
+// RegistryUnavailable and one Warning event; nothing is rolled out.
+func TestIntegrationRegistryDownHoldsRollouts(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.WriteHeader(http.StatusInternalServerError)
+	}))
+	defer srv.Close()
+	image := strings.TrimPrefix(srv.URL, "http://") + "/demo/app"
+	ns := "it-" + rand.String(6)
+	must(t, k8s.Create(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: ns}}))
+	healthyDeployment(t, ns, "web", image+":1.0.0")
+	ruc := newConfig(ns, "web", v1alpha1.VersionSource{Registry: &v1alpha1.RegistrySource{}})
+	ruc.Spec.Image = image
+	must(t, k8s.Create(context.Background(), ruc))
+	key := client.ObjectKey{Namespace: ns, Name: "web"}
+	got := waitCondition(t, key, meta.ReadyCondition, func(c *metav1.Condition) bool {
+		return c.Status == metav1.ConditionFalse && c.Reason == "RegistryUnavailable" && strings.Contains(c.Message, "registry failed (500)")
+	})
+	if got.Annotations[v1alpha1.TargetImageAnnotation] != "" || apimeta.FindStatusCondition(got.Status.Conditions, meta.StalledCondition) != nil {
+		t.Errorf("config %+v", got)
+	}
+	var w []string
+	_ = wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 10*time.Second, true, func(context.Context) (bool, error) {
+		w = warnings(t, key)
+		return len(w) > 0, nil
+	})
+	if len(w) != 1 || !strings.HasPrefix(w[0], "RegistryUnavailable") {
+		t.Errorf("warnings %v", w)
 	}
 }
 

@@ -12,5 +12,6 @@
 // +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=get;list;watch;delete
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=secrets;serviceaccounts,verbs=get
 // +kubebuilder:rbac:groups="";events.k8s.io,resources=events,verbs=create;patch
 package controllers

@@ -16,6 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/registry"
 	"github.com/rollgate/rollgate/controllers/rollout"
 )
 
@@ -24,9 +25,10 @@ import (
 // and status), plus deletes stuck StatefulSet pods during a rollback; the renderer writes the image.
 type RollingUpgradeConfigReconciler struct {
 	Client    client.Client
-	APIReader client.Reader // uncached: pods are read only during a StatefulSet rollback
+	APIReader client.Reader // uncached: pods, secrets and service accounts, which the manager does not watch
 	Recorder  events.EventRecorder
 	Clock     clock.PassiveClock
+	Tags      *registry.Cache // shared registry listings
 }
 
 // Reconcile gathers the facts, lets rollout.Decide choose, and carries out the decision.
@@ -73,11 +75,14 @@ func (r *RollingUpgradeConfigReconciler) gather(ctx context.Context, ruc *v1alph
 	if err != nil {
 		return in, nil, err
 	}
+	var pod *corev1.PodSpec
 	if w != nil {
 		in.Workload = w.facts(ruc.Spec.Container)
+		pod = w.podSpec()
 	}
 	if rollout.AnnotationsOf(ruc).UpdatePhase == rollout.PhaseIdle {
-		if in.Candidates, in.SourceProblem, err = gatherCandidates(ctx, r.Client, ruc); err != nil {
+		reg := registrySource{cache: r.Tags, reader: r.APIReader}
+		if err := gatherCandidates(ctx, r.Client, reg, ruc, pod, &in); err != nil {
 			return in, nil, err
 		}
 	}

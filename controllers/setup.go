@@ -7,6 +7,8 @@ import (
 
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/rollgate/rollgate/controllers/registry"
 )
 
 // Names of the controllers, for the manager's --controllers flag.
@@ -31,7 +33,8 @@ func Setup(ctx context.Context, mgr ctrl.Manager, names []string, clk clock.Pass
 	}
 	if slices.Contains(names, ControllerRollout) {
 		r := &RollingUpgradeConfigReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-			Recorder: mgr.GetEventRecorder("rollgate"), Clock: clk}
+			Recorder: mgr.GetEventRecorder("rollgate"), Clock: clk,
+			Tags: &registry.Cache{Lister: registry.Remote{}, Clock: clk}}
 		if err := r.SetupWithManager(ctx, mgr); err != nil {
 			return err
 		}

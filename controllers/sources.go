@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -19,11 +20,10 @@ import (
 // tag that is not semver (latest) is a candidate the policy ignores with a visible reason.
 var dockerTag = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
 
-// gatherCandidates reads every source of the config. The first source that cannot be read stops
-// it: a config must not act on part of its signals.
-func gatherCandidates(ctx context.Context, c client.Reader, ruc *v1alpha1.RollingUpgradeConfig) ([]rollout.Candidate, *rollout.Problem, error) {
-	var out []rollout.Candidate
-	for i, src := range ruc.Spec.Sources {
+// gatherCandidates reads every source of the config into in. The first source that cannot be read
+// stops it: a config must not act on part of its signals. Registry sources also set in.PollAfter.
+func gatherCandidates(ctx context.Context, c client.Reader, reg registrySource, ruc *v1alpha1.RollingUpgradeConfig, pod *corev1.PodSpec, in *rollout.Input) error {
+	for _, src := range ruc.Spec.Sources {
 		var got []rollout.Candidate
 		var problem *rollout.Problem
 		var err error
@@ -33,15 +33,22 @@ func gatherCandidates(ctx context.Context, c client.Reader, ruc *v1alpha1.Rollin
 		case src.ConfigMap != nil:
 			got, problem, err = fromConfigMap(ctx, c, ruc.Namespace, *src.ConfigMap)
 		case src.Registry != nil:
-			problem = &rollout.Problem{Reason: v1alpha1.ReasonUnsupportedSource, Terminal: true, Message: fmt.Sprintf(
-				"spec.sources[%d].registry: this manager does not list registry tags; use an applicationVersion or configMap source", i)}
+			var poll time.Duration
+			got, problem, poll, err = reg.candidates(ctx, ruc, pod, *src.Registry, in.Now)
+			if in.PollAfter == 0 || poll < in.PollAfter {
+				in.PollAfter = poll
+			}
 		}
-		if err != nil || problem != nil {
-			return nil, problem, err
+		if err != nil {
+			return err
 		}
-		out = append(out, got...)
+		if problem != nil {
+			in.Candidates, in.SourceProblem = nil, problem
+			return nil
+		}
+		in.Candidates = append(in.Candidates, got...)
 	}
-	return out, nil, nil
+	return nil
 }
 
 func fromApplicationVersion(ctx context.Context, c client.Reader, ruc *v1alpha1.RollingUpgradeConfig, name string) ([]rollout.Candidate, *rollout.Problem, error) {

@@ -14,6 +14,7 @@ const (
 	EventInvalidSpec                 = "InvalidSpec"                 // the spec, an annotation or a source is invalid
 	EventTargetNotFound              = "TargetNotFound"              // the workload does not exist
 	EventSourceNotFound              = "SourceNotFound"              // a source object does not exist (yet)
+	EventRegistryUnavailable         = "RegistryUnavailable"         // listing registry tags failed; retried with backoff
 )
 
 // Condition reasons of RollingUpgradeConfig (besides the event reasons, which double as reasons of
@@ -23,7 +24,6 @@ const (
 	ReasonProgressing        = "Progressing"        // a health check is running
 	ReasonRollingBack        = "RollingBack"        // a rollback is being watched
 	ReasonWorkloadNotHealthy = "WorkloadNotHealthy" // no rollout starts on a broken workload
-	ReasonUnsupportedSource  = "UnsupportedSource"  // a source kind this manager cannot read
 	ReasonPinned             = "Pinned"             // target-image pinned by digest: no automatic updates
 	ReasonSuspended          = "Suspended"          // spec.suspend
 	ReasonNotSemver          = "NotSemver"          // an ApplicationVersion whose version is not semver

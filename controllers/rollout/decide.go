@@ -37,6 +37,9 @@ func Decide(in Input) Decision {
 	switch d.Annotations.UpdatePhase {
 	case PhaseIdle:
 		idle(&d, in)
+		if in.PollAfter > 0 && (d.RequeueAfter == 0 || in.PollAfter < d.RequeueAfter) {
+			d.RequeueAfter = in.PollAfter
+		}
 	case PhaseHealthCheck:
 		healthCheck(&d, in)
 	case PhaseRollingBack:

@@ -389,8 +389,6 @@ func TestBadInputStalls(t *testing.T) {
 			&Problem{Reason: "InvalidSpec", Message: `ConfigMap app-versions has no key "web"`, Terminal: true}, "InvalidSpec", "InvalidSpec", `has no key "web"`},
 		{"ConfigMap garbage", config(), deploymentAt("1.0.0", healthy),
 			&Problem{Reason: "InvalidSpec", Message: `ConfigMap app-versions key "web": "{{ .Values.tag }}" is not an image tag`, Terminal: true}, "InvalidSpec", "InvalidSpec", "is not an image tag"},
-		{"registry source not supported", config(), deploymentAt("1.0.0", healthy),
-			&Problem{Reason: v1alpha1.ReasonUnsupportedSource, Message: "spec.sources[0].registry: not supported", Terminal: true}, v1alpha1.ReasonUnsupportedSource, "InvalidSpec", "registry"},
 		{"workload managed by another config", config(), deploymentAt("1.0.0", healthy), nil, "InvalidSpec", "InvalidSpec",
 			"Deployment web is managed by RollingUpgradeConfig web-old"},
 		{"unknown update-phase", config(func(c *v1alpha1.RollingUpgradeConfig) { c.Annotations[v1alpha1.UpdatePhaseAnnotation] = "Sometime" }),
@@ -450,4 +448,31 @@ func TestUnchangedInputsDecideNothingNew(t *testing.T) {
 
 func apiequality(a, b v1alpha1.RollingUpgradeConfigStatus) bool {
 	return equality.Semantic.DeepEqual(a, b)
+}
+
+// TestRegistryDownWaitsWithOneWarning: a registry that fails holds rollouts with Ready=False and
+// one Warning event, never touches the workload, and polls again when the cache says.
+func TestRegistryDownWaitsWithOneWarning(t *testing.T) {
+	in := Input{Now: now, Config: config(current("1.0.0")), Workload: deploymentAt("1.0.0", healthy), PollAfter: 30 * time.Second,
+		SourceProblem: &Problem{Reason: v1alpha1.EventRegistryUnavailable, Message: "listing the tags of ghcr.io/acme/web: registry failed (500)"}}
+	d := Decide(in)
+	r := condition(d, meta.ReadyCondition)
+	if r == nil || r.Status != metav1.ConditionFalse || r.Reason != v1alpha1.EventRegistryUnavailable || condition(d, meta.StalledCondition) != nil {
+		t.Errorf("conditions %+v", d.Status.Conditions)
+	}
+	if reasons(d.Events) != "RegistryUnavailable" || d.Events[0].Type != corev1.EventTypeWarning || d.Annotations != (Annotations{}) {
+		t.Errorf("events %s, annotations %+v", reasons(d.Events), d.Annotations)
+	}
+	if d.RequeueAfter != 30*time.Second {
+		t.Errorf("requeue after %s, want the next listing", d.RequeueAfter)
+	}
+	in.Config = next(in.Config, d)
+	if d = Decide(in); len(d.Events) != 0 {
+		t.Errorf("second look: events %s", reasons(d.Events))
+	}
+	// A registry source that lists fine also brings the next poll.
+	in.SourceProblem, in.Candidates = nil, []Candidate{{Tag: "1.0.0", Source: "registry"}}
+	if d = Decide(in); d.RequeueAfter != 30*time.Second {
+		t.Errorf("idle with a registry source: requeue after %s", d.RequeueAfter)
+	}
 }

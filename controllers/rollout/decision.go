@@ -109,9 +109,7 @@ func (d *Decision) warnOnChange(reason, msg string) {
 		return
 	}
 	switch reason {
-	case v1alpha1.EventInvalidSpec, v1alpha1.EventTargetNotFound, v1alpha1.EventSourceNotFound:
+	case v1alpha1.EventInvalidSpec, v1alpha1.EventTargetNotFound, v1alpha1.EventSourceNotFound, v1alpha1.EventRegistryUnavailable:
 		d.event(corev1.EventTypeWarning, reason, "%s", msg)
-	case v1alpha1.ReasonUnsupportedSource:
-		d.event(corev1.EventTypeWarning, v1alpha1.EventInvalidSpec, "%s", msg)
 	}
 }

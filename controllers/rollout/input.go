@@ -34,6 +34,8 @@ type Input struct {
 	Candidates []Candidate
 	// SourceProblem is set when a source could not be read; Candidates is then empty.
 	SourceProblem *Problem
+	// PollAfter > 0: a source must be read again after this long (a registry listing).
+	PollAfter time.Duration
 }
 
 // Workload holds the facts about the target that the decision needs.

@@ -1,0 +1,97 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// fakeLister is the in-memory TagLister: it answers from a script and counts the listings.
+type fakeLister struct {
+	tags  []string
+	err   error
+	calls int
+}
+
+func (f *fakeLister) ListTags(context.Context, string, authn.Keychain) ([]string, error) {
+	f.calls++
+	return f.tags, f.err
+}
+
+func TestCacheSharesOneListingPerInterval(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC))
+	l := &fakeLister{tags: []string{"1.0.0", "1.1.0"}}
+	c := &Cache{Lister: l, Clock: clk}
+	ctx := context.Background()
+
+	for range 5 { // five configs of one repository
+		r := c.Tags(ctx, "ghcr.io/acme/web", "ghcr.io/acme/web", time.Hour, authn.DefaultKeychain)
+		if !slices.Equal(r.Tags, l.tags) || r.Err != nil || !r.Next.Equal(clk.Now().Add(time.Hour)) {
+			t.Fatalf("result %+v", r)
+		}
+	}
+	if l.calls != 1 {
+		t.Errorf("%d listings for five configs within the interval, want 1", l.calls)
+	}
+	c.Tags(ctx, "ghcr.io/acme/api", "ghcr.io/acme/api", time.Hour, authn.DefaultKeychain)
+	if l.calls != 2 {
+		t.Errorf("another repository did not get its own listing")
+	}
+	clk.SetTime(clk.Now().Add(time.Hour))
+	c.Tags(ctx, "ghcr.io/acme/web", "ghcr.io/acme/web", time.Hour, authn.DefaultKeychain)
+	if l.calls != 3 {
+		t.Errorf("no new listing after the interval")
+	}
+}
+
+func TestCacheBacksOffAndKeepsTheLastGoodTags(t *testing.T) {
+	start := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	clk := clocktesting.NewFakePassiveClock(start)
+	l := &fakeLister{tags: []string{"1.0.0"}}
+	c := &Cache{Lister: l, Clock: clk, MinBackoff: 30 * time.Second, MaxBackoff: 4 * time.Minute}
+	ctx := context.Background()
+	get := func() Result { return c.Tags(ctx, "k", "r", time.Minute, authn.DefaultKeychain) }
+
+	get()
+	l.err = &Error{StatusCode: 500, Err: errors.New("boom")}
+	clk.SetTime(start.Add(time.Minute))
+	// Failures in a row wait 30s, 1m, 2m, 4m, 4m: between two listings nothing is asked.
+	var waits []time.Duration
+	for range 5 {
+		r := get()
+		if r.Err == nil || !slices.Equal(r.Tags, []string{"1.0.0"}) {
+			t.Fatalf("result %+v, want the error and the last good tags", r)
+		}
+		calls := l.calls
+		if again := get(); again.Err == nil || l.calls != calls {
+			t.Fatal("listed again during the backoff")
+		}
+		waits = append(waits, r.Next.Sub(clk.Now()))
+		clk.SetTime(r.Next)
+	}
+	if want := []time.Duration{30 * time.Second, time.Minute, 2 * time.Minute, 4 * time.Minute, 4 * time.Minute}; !slices.Equal(waits, want) {
+		t.Errorf("backoff %v, want %v", waits, want)
+	}
+
+	// A Retry-After longer than the backoff wins.
+	l.err = &Error{StatusCode: 429, RetryAfter: 10 * time.Minute, Err: errors.New("slow down")}
+	if r := get(); r.Next.Sub(clk.Now()) != 10*time.Minute {
+		t.Errorf("Retry-After not honoured: next in %s", r.Next.Sub(clk.Now()))
+	}
+	// Recovery resets the backoff.
+	clk.SetTime(clk.Now().Add(10 * time.Minute))
+	l.err, l.tags = nil, []string{"1.0.0", "1.1.0"}
+	if r := get(); r.Err != nil || len(r.Tags) != 2 {
+		t.Errorf("after recovery: %+v", r)
+	}
+	l.err = errors.New("down again")
+	clk.SetTime(clk.Now().Add(time.Minute))
+	if r := get(); r.Next.Sub(clk.Now()) != 30*time.Second {
+		t.Errorf("backoff did not restart: %s", r.Next.Sub(clk.Now()))
+	}
+}

@@ -1,0 +1,98 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	k8schain "github.com/google/go-containerregistry/pkg/authn/kubernetes"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/registry"
+	"github.com/rollgate/rollgate/controllers/rollout"
+)
+
+// registrySource reads the tags of spec.image through the shared cache, with the credentials the
+// workload's pods would pull with: its imagePullSecrets and those of its service account. Secrets
+// and service accounts are read uncached; the manager does not watch them.
+type registrySource struct {
+	cache  *registry.Cache
+	reader client.Reader
+}
+
+// candidates lists the tags and says when to look again.
+func (s registrySource) candidates(ctx context.Context, ruc *v1alpha1.RollingUpgradeConfig, pod *corev1.PodSpec,
+	src v1alpha1.RegistrySource, now time.Time) ([]rollout.Candidate, *rollout.Problem, time.Duration, error) {
+	keychain, secrets, err := s.keychain(ctx, ruc.Namespace, pod)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	interval := v1alpha1.DefaultRegistryInterval
+	if src.Interval != nil {
+		interval = src.Interval.Duration
+	}
+	// Listings are shared by repository; credentials are part of the key, so that no config sees
+	// tags through another namespace's secrets.
+	key := ruc.Spec.Image
+	if len(secrets) > 0 {
+		key += "|" + ruc.Namespace + "/" + strings.Join(secrets, ",")
+	}
+	res := s.cache.Tags(ctx, key, ruc.Spec.Image, interval, keychain)
+	poll := max(res.Next.Sub(now), time.Second)
+	if res.Err != nil {
+		return nil, &rollout.Problem{Reason: v1alpha1.EventRegistryUnavailable,
+			Message: fmt.Sprintf("listing the tags of %s: %v", ruc.Spec.Image, res.Err)}, poll, nil
+	}
+	out := make([]rollout.Candidate, 0, len(res.Tags))
+	for _, t := range res.Tags {
+		out = append(out, rollout.Candidate{Tag: t, Source: "registry"})
+	}
+	return out, nil, poll, nil
+}
+
+// keychain gathers the pull secrets of the pod spec and its service account.
+func (s registrySource) keychain(ctx context.Context, namespace string, pod *corev1.PodSpec) (authn.Keychain, []string, error) {
+	var names []string
+	if pod != nil {
+		for _, r := range pod.ImagePullSecrets {
+			names = append(names, r.Name)
+		}
+		saName := pod.ServiceAccountName
+		if saName == "" {
+			saName = "default"
+		}
+		var sa corev1.ServiceAccount
+		switch err := s.reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: saName}, &sa); {
+		case err == nil:
+			for _, r := range sa.ImagePullSecrets {
+				names = append(names, r.Name)
+			}
+		case !apierrors.IsNotFound(err):
+			return nil, nil, err
+		}
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	var secrets []corev1.Secret
+	for _, n := range names {
+		var sec corev1.Secret
+		if err := s.reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: n}, &sec); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue // the kubelet skips a missing pull secret too
+			}
+			return nil, nil, err
+		}
+		secrets = append(secrets, sec)
+	}
+	if len(secrets) == 0 {
+		return authn.NewMultiKeychain(), nil, nil // anonymous
+	}
+	kc, err := k8schain.NewFromPullSecrets(ctx, secrets)
+	return kc, names, err
+}

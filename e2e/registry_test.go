@@ -1,0 +1,71 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+)
+
+// startRegistry serves go-containerregistry's in-memory registry on 127.0.0.1 with repository
+// demo/app holding the given tags, and returns its host:port.
+func startRegistry(t *testing.T, tags ...string) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0))), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	host := l.Addr().String()
+	img, err := random.Image(128, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tag := range tags {
+		ref, err := name.NewTag(host + "/demo/app:" + tag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := remote.Write(ref, img, remote.WithContext(context.Background())); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return host
+}
+
+// The registry source alone finds the newest tag and rolls it out.
+func TestScenarioRegistrySource(t *testing.T) {
+	s := newScenario(t, "registry")
+	host := startRegistry(t, "1.0.0", "1.1.0", "1.3.0", "latest", "2.0.0")
+	repo := host + "/demo/app"
+	s.create(deployment(s.ns, "app", repo+":1.0.0", 2), config(func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Spec.Image = repo
+		c.Spec.Sources = []v1alpha1.VersionSource{{Registry: &v1alpha1.RegistrySource{Interval: &metav1.Duration{Duration: time.Minute}}}}
+	}))
+	s.start()
+	c := s.waitPhase(2*time.Minute, v1alpha1.PhaseCompleted)
+	if c.Status.CurrentVersion != "1.3.0" || c.Status.CurrentImage != repo+":1.3.0" {
+		t.Errorf("after the rollout: %s", describeConfig(c))
+	}
+	d := waitRolledOut(t, client.ObjectKey{Namespace: s.ns, Name: "app"}, time.Minute)
+	if got := d.Spec.Template.Spec.Containers[0].Image; got != repo+":1.3.0" {
+		t.Errorf("workload runs %s", got)
+	}
+	s.waitEvent(10*time.Second, "UpdateStarting", "(from registry)")
+}
