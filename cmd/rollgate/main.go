@@ -1,5 +1,6 @@
 // Command rollgate is the rollgate manager: it runs the controllers that roll Deployments and
 // StatefulSets forward to new image versions, and serves health probes and Prometheus metrics.
+// `rollgate renovate import` feeds a Renovate report into ApplicationVersions.
 package main
 
 import (
@@ -15,7 +16,13 @@ import (
 )
 
 func main() {
-	err := run(ctrl.SetupSignalHandler(), os.Args[1:])
+	ctx := ctrl.SetupSignalHandler()
+	var err error
+	if len(os.Args) > 1 && os.Args[1] == "renovate" {
+		err = runRenovate(ctx, os.Args[2:], os.Stdout)
+	} else {
+		err = run(ctx, os.Args[1:])
+	}
 	if errors.Is(err, flag.ErrHelp) {
 		return // the flag package printed the usage
 	}

@@ -1,0 +1,113 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/renovate"
+)
+
+// renovateFieldManager owns the fields `rollgate renovate import` writes.
+const renovateFieldManager = "rollgate-renovate"
+
+const renovateUsage = `usage: rollgate renovate import --report FILE [--dry-run] [--namespace NS] [--kubeconfig FILE]
+
+Reads a Renovate JSON report (renovate --platform=local --report-type=file --report-path=FILE) and
+sets the ApplicationVersion of every RollingUpgradeConfig whose spec.image Renovate found an update
+for, to the highest new version the config's constraint allows (server-side apply, field manager
+rollgate-renovate). Running it twice changes nothing the second time.`
+
+// runRenovate is the "rollgate renovate" command.
+func runRenovate(ctx context.Context, args []string, out io.Writer) error {
+	if len(args) == 0 || args[0] != "import" {
+		return errors.New(renovateUsage)
+	}
+	fs := flag.NewFlagSet("rollgate renovate import", flag.ContinueOnError)
+	fs.SetOutput(out)
+	fs.Usage = func() { fmt.Fprintln(out, renovateUsage); fs.PrintDefaults() }
+	reportPath := fs.String("report", "", "Renovate JSON report to read (required).")
+	dryRun := fs.Bool("dry-run", false, "Print what would change and change nothing.")
+	namespace := fs.String("namespace", "", "Only configs in this namespace. Default: all namespaces.")
+	kubeconfig := fs.String("kubeconfig", "", "Path to a kubeconfig. Default: $KUBECONFIG, in-cluster, ~/.kube/config.")
+	if err := fs.Parse(args[1:]); err != nil {
+		return err
+	}
+	if *reportPath == "" || fs.NArg() > 0 {
+		return errors.New(renovateUsage)
+	}
+	f, err := os.Open(*reportPath)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	report, err := renovate.Parse(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w; nothing was changed", *reportPath, err)
+	}
+	for _, p := range report.AllProblems() {
+		fmt.Fprintln(out, "renovate reported a problem:", p)
+	}
+
+	cfg, err := options{Kubeconfig: *kubeconfig}.restConfig()
+	if err != nil {
+		return err
+	}
+	c, err := client.New(cfg, client.Options{Scheme: newScheme()})
+	if err != nil {
+		return err
+	}
+	var configs v1alpha1.RollingUpgradeConfigList
+	var versions v1alpha1.ApplicationVersionList
+	if err := c.List(ctx, &configs, client.InNamespace(*namespace)); err != nil {
+		return fmt.Errorf("listing RollingUpgradeConfigs: %w", err)
+	}
+	if err := c.List(ctx, &versions, client.InNamespace(*namespace)); err != nil {
+		return fmt.Errorf("listing ApplicationVersions: %w", err)
+	}
+	existing := map[string]string{}
+	for _, av := range versions.Items {
+		existing[av.Namespace+"/"+av.Name] = av.Spec.Version
+	}
+
+	changes, skipped := renovate.Plan(report.Dependencies(), configs.Items, existing)
+	for _, s := range skipped {
+		fmt.Fprintln(out, "skipped:", s)
+	}
+	if len(changes) == 0 {
+		fmt.Fprintln(out, "no RollingUpgradeConfig manages an image the report has updates for")
+	}
+	for _, ch := range changes {
+		prefix := "applied:"
+		switch {
+		case ch.Unchanged():
+			prefix = "ok:"
+		case *dryRun:
+			prefix = "would apply:"
+		default:
+			if err := applyVersion(ctx, c, ch); err != nil {
+				return fmt.Errorf("%s: %w", ch, err)
+			}
+		}
+		fmt.Fprintln(out, prefix, ch)
+	}
+	return nil
+}
+
+// applyVersion writes spec.image and spec.version of the ApplicationVersion by server-side apply.
+func applyVersion(ctx context.Context, c client.Client, ch renovate.Change) error {
+	u := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": v1alpha1.GroupVersion.String(),
+		"kind":       "ApplicationVersion",
+		"metadata":   map[string]any{"name": ch.Name, "namespace": ch.Namespace},
+		"spec":       map[string]any{"image": ch.Image, "version": ch.To},
+	}}
+	return c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(renovateFieldManager), client.ForceOwnership)
+}

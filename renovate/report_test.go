@@ -1,0 +1,101 @@
+package renovate
+
+import (
+	"os"
+	"strings"
+	"testing"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+)
+
+func readReport(t *testing.T) *Report {
+	t.Helper()
+	f, err := os.Open("testdata/report.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	r, err := Parse(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestParseRejectsWhatIsNotAReport(t *testing.T) {
+	cases := map[string]string{
+		"not JSON":                   "this is not json",
+		"empty":                      "",
+		"no repositories":            `{"problems": []}`,
+		"repositories of wrong type": `{"repositories": []}`,
+		"repository without files":   `{"repositories": {"local": {"problems": []}}}`,
+		"files of wrong type":        `{"repositories": {"local": {"packageFiles": {"regex": {"deps": 1}}}}}`,
+	}
+	for name, input := range cases {
+		t.Run(name, func(t *testing.T) {
+			if _, err := Parse(strings.NewReader(input)); err == nil || !strings.Contains(err.Error(), "Renovate") {
+				t.Errorf("error = %v", err)
+			}
+		})
+	}
+}
+
+func TestDependenciesLeavesOutSkippedAndNonDocker(t *testing.T) {
+	deps := readReport(t).Dependencies()
+	var got []string
+	for _, d := range deps {
+		got = append(got, d.Manager+":"+d.DepName)
+	}
+	want := "kubernetes:127.0.0.1:5055/demo/sidecar regex:127.0.0.1:5055/demo/app regex:127.0.0.1:5055/demo/api"
+	if strings.Join(got, " ") != want {
+		t.Errorf("dependencies %v", got)
+	}
+}
+
+func ruc(ns, name, img, constraint string, av string) v1alpha1.RollingUpgradeConfig {
+	c := v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name},
+		Spec: v1alpha1.RollingUpgradeConfigSpec{Image: img, VersionConstraint: constraint}}
+	if av != "" {
+		c.Spec.Sources = []v1alpha1.VersionSource{{ApplicationVersion: &v1alpha1.ApplicationVersionSource{Name: av}}}
+	}
+	return c
+}
+
+func TestPlan(t *testing.T) {
+	deps := readReport(t).Dependencies()
+	configs := []v1alpha1.RollingUpgradeConfig{
+		ruc("shop", "web", "127.0.0.1:5055/demo/app", ">=1.0.0, <2.0.0", "web"),   // 1.3.0, not the major 2.0.0
+		ruc("shop", "web-next", "127.0.0.1:5055/demo/app", ">=2.0.0", "web-next"), // the major
+		ruc("shop", "api", "127.0.0.1:5055/demo/api", ">=0.0.0", "api"),           // already at 0.9.4
+		ruc("shop", "newer", "127.0.0.1:5055/demo/api", ">=0.0.0", "newer"),       // already ahead: kept
+		ruc("shop", "nosource", "127.0.0.1:5055/demo/sidecar", "", ""),            // no applicationVersion source
+		ruc("shop", "other", "ghcr.io/acme/unrelated", "", "other"),               // Renovate knows nothing of it
+	}
+	existing := map[string]string{"shop/web": "1.0.0", "shop/api": "0.9.4", "shop/newer": "1.0.0"}
+	changes, skipped := Plan(deps, configs, existing)
+	var got []string
+	for _, c := range changes {
+		got = append(got, c.String())
+	}
+	want := []string{
+		"shop/web: ApplicationVersion web 1.0.0 -> 1.3.0 for 127.0.0.1:5055/demo/app, from apps/web/appversion.yaml (regex)",
+		"shop/web-next: ApplicationVersion web-next (new) -> 2.0.0 for 127.0.0.1:5055/demo/app, from apps/web/appversion.yaml (regex)",
+		"shop/api: ApplicationVersion api 0.9.4 (unchanged) for 127.0.0.1:5055/demo/api, from apps/api/versions.yaml (regex)",
+		"shop/newer: ApplicationVersion newer 1.0.0 (unchanged) for 127.0.0.1:5055/demo/api, from apps/api/versions.yaml (regex)",
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("changes:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+	if len(skipped) != 1 || !strings.Contains(skipped[0], "shop/nosource") || !strings.Contains(skipped[0], "no applicationVersion source") {
+		t.Errorf("skipped %v", skipped)
+	}
+}
+
+func TestPlanWithNoMatchingImageChangesNothing(t *testing.T) {
+	changes, skipped := Plan(readReport(t).Dependencies(), []v1alpha1.RollingUpgradeConfig{ruc("shop", "x", "ghcr.io/other/x", "", "x")}, nil)
+	if len(changes) != 0 || len(skipped) != 0 {
+		t.Errorf("changes %v, skipped %v", changes, skipped)
+	}
+}
