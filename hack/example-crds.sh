@@ -1,0 +1,27 @@
+#!/usr/bin/env bash
+# Fetches the CRDs of the GitOps tools the examples use (Flux's GitRepository and Kustomization,
+# Argo CD's Application) from their Go modules, pinned by the Makefile, into $EXAMPLE_CRDS, so that
+# the e2e tests can check examples/flux and examples/argocd against the real schemas.
+set -euo pipefail
+: "${FLUX_SOURCE_VERSION:?run through make}" "${FLUX_KUSTOMIZE_VERSION:?run through make}" "${ARGOCD_VERSION:?run through make}"
+: "${EXAMPLE_CRDS:?run through make}" "${CACHE:?run through make}"
+
+stamp="$EXAMPLE_CRDS/.stamp-$FLUX_SOURCE_VERSION-$FLUX_KUSTOMIZE_VERSION-$ARGOCD_VERSION"
+[ -f "$stamp" ] && exit 0
+rm -rf "$EXAMPLE_CRDS" && mkdir -p "$EXAMPLE_CRDS" "$CACHE/src/example-crds"
+cd "$CACHE/src/example-crds"
+[ -f go.mod ] || go mod init rollgate.local/example-crds >/dev/null 2>&1
+
+# fetch MODULE VERSION FILE...: copy files of a downloaded module.
+fetch() {
+  local mod=$1 ver=$2; shift 2
+  local dir
+  dir=$(GOFLAGS=-mod=mod go mod download -json "$mod@$ver" | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')
+  [ -n "$dir" ] || { echo "error: could not download $mod@$ver from the Go module proxy" >&2; exit 1; }
+  for f in "$@"; do cp "$dir/$f" "$EXAMPLE_CRDS/"; done
+}
+fetch github.com/fluxcd/source-controller "$FLUX_SOURCE_VERSION" config/crd/bases/source.toolkit.fluxcd.io_gitrepositories.yaml
+fetch github.com/fluxcd/kustomize-controller "$FLUX_KUSTOMIZE_VERSION" config/crd/bases/kustomize.toolkit.fluxcd.io_kustomizations.yaml
+fetch github.com/argoproj/argo-cd/v3 "$ARGOCD_VERSION" manifests/crds/application-crd.yaml
+chmod u+w "$EXAMPLE_CRDS"/*.yaml
+touch "$stamp"
