@@ -2,11 +2,14 @@ package controllers
 
 import (
 	"context"
+	"strconv"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
@@ -25,6 +28,7 @@ import (
 // rollgate, so it also serves hand-set annotations when the rollout engine is not running.
 type RendererReconciler struct {
 	Client client.Client
+	Clock  clock.PassiveClock
 }
 
 // Reconcile renders one config.
@@ -53,18 +57,68 @@ func (r *RendererReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return ctrl.Result{}, nil // reported by the engine as InvalidSpec
 	}
 	a := w.object().GetAnnotations()
-	if c.Image == want && a[v1alpha1.LastImageAnnotation] == want && a[v1alpha1.LastUpdatedByAnnotation] == ruc.Name {
-		return ctrl.Result{}, nil
+	log := logf.FromContext(ctx).WithValues("workload", w.describe(), "container", c.Name)
+	fight := revertState{count: reverts(a), by: a[v1alpha1.RevertedByAnnotation], at: a[v1alpha1.RevertedAtAnnotation]}
+	switch {
+	case c.Image == want:
+		if a[v1alpha1.LastImageAnnotation] == want && a[v1alpha1.LastUpdatedByAnnotation] == ruc.Name {
+			return ctrl.Result{}, nil
+		}
+	case a[v1alpha1.LastImageAnnotation] == want:
+		// Rendered before, and changed since: by another field manager?
+		owners, err := imageOwners(w.object().GetManagedFields(), c.Name)
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if other := firstOther(owners); other != "" {
+			if fight.count >= v1alpha1.MaxImageReverts {
+				log.Info("not rendering again: another field manager keeps changing the image back", "manager", other, "reverts", fight.count)
+				return ctrl.Result{}, nil
+			}
+			now := r.Clock.Now()
+			// Reverts far apart are chance (a hand edit now and then), not a fight: count anew.
+			if last, err := time.Parse(time.RFC3339, fight.at); err != nil || now.Sub(last) > revertWindow {
+				fight.count = 0
+			}
+			fight = revertState{count: fight.count + 1, by: other, at: now.UTC().Format(time.RFC3339)}
+		}
+	default:
+		fight = revertState{} // a new image: an old fight is over
 	}
-	logf.FromContext(ctx).Info("rendering image", "workload", w.describe(), "container", c.Name, "from", c.Image, "to", want)
-	return ctrl.Result{}, r.Client.Apply(ctx, renderConfiguration(w, c.Name, want, ruc.Name),
+	log.Info("rendering image", "from", c.Image, "to", want, "reverts", fight.count)
+	return ctrl.Result{}, r.Client.Apply(ctx, renderConfiguration(w, c.Name, want, ruc.Name, fight),
 		client.FieldOwner(v1alpha1.FieldManager), client.ForceOwnership)
 }
 
-// renderConfiguration is the apply configuration: the managed container's image and the two
-// rollgate annotations, nothing else.
-func renderConfiguration(w *workload, container, img, config string) runtime.ApplyConfiguration {
+// revertState is the fight with another field manager, kept in the workload's annotations.
+type revertState struct {
+	count int
+	by    string
+	at    string // RFC 3339 time of the last revert
+}
+
+// revertWindow: reverts closer together than this count as one fight. It covers several sync
+// intervals of a GitOps tool (Flux's default is 10 minutes).
+const revertWindow = time.Hour
+
+func firstOther(owners []string) string {
+	for _, o := range owners {
+		if o != v1alpha1.FieldManager {
+			return o
+		}
+	}
+	return ""
+}
+
+// renderConfiguration is the apply configuration: the managed container's image and rollgate's
+// annotations, nothing else. Annotations left out are removed (rollgate owns them).
+func renderConfiguration(w *workload, container, img, config string, fight revertState) runtime.ApplyConfiguration {
 	annotations := map[string]string{v1alpha1.LastImageAnnotation: img, v1alpha1.LastUpdatedByAnnotation: config}
+	if fight.count > 0 {
+		annotations[v1alpha1.RevertsAnnotation] = strconv.Itoa(fight.count)
+		annotations[v1alpha1.RevertedByAnnotation] = fight.by
+		annotations[v1alpha1.RevertedAtAnnotation] = fight.at
+	}
 	template := corev1ac.PodTemplateSpec().WithSpec(corev1ac.PodSpec().WithContainers(
 		corev1ac.Container().WithName(container).WithImage(img)))
 	o := w.object()

@@ -40,7 +40,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, names []string, clk clock.Pass
 		}
 	}
 	if slices.Contains(names, ControllerRenderer) {
-		if err := (&RendererReconciler{Client: mgr.GetClient()}).SetupWithManager(mgr); err != nil {
+		if err := (&RendererReconciler{Client: mgr.GetClient(), Clock: clk}).SetupWithManager(mgr); err != nil {
 			return err
 		}
 	}

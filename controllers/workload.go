@@ -100,5 +100,7 @@ func (w *workload) facts(containerName string) *rollout.Workload {
 		f.Image = c.Image
 	}
 	f.OrderedReadyStatefulSet = w.statefulSet != nil && w.statefulSet.Spec.PodManagementPolicy != appsv1.ParallelPodManagement
+	a := w.object().GetAnnotations()
+	f.ImageReverts, f.ImageRevertedBy = reverts(a), a[v1alpha1.RevertedByAnnotation]
 	return f
 }

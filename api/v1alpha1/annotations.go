@@ -22,6 +22,21 @@ const (
 	// LastUpdatedByAnnotation is written on the workload: the RollingUpgradeConfig that rendered it.
 	LastUpdatedByAnnotation = "rollgate.dev/last-updated-by"
 
+	// RevertsAnnotation is written on the workload: how many times in a row another field manager
+	// changed back the image rollgate rendered. At MaxImageReverts rollgate stops rendering that
+	// workload; removing the annotation, once the other tool leaves the field alone, resumes it.
+	RevertsAnnotation = "rollgate.dev/reverts"
+
+	// RevertedByAnnotation is written on the workload: the field manager that changed the image back.
+	RevertedByAnnotation = "rollgate.dev/reverted-by"
+
+	// RevertedAtAnnotation is written on the workload: when the image was last changed back (RFC 3339).
+	RevertedAtAnnotation = "rollgate.dev/reverted-at"
+
+	// MaxImageReverts is how often rollgate renders an image again after another field manager
+	// changed it back, before it stops and reports the conflict instead of flapping the workload.
+	MaxImageReverts = 3
+
 	// VersionSourceLabel marks a ConfigMap as a version signal; unlabelled ConfigMaps are never read.
 	VersionSourceLabel = "rollgate.dev/version-source"
 

@@ -15,6 +15,7 @@ const (
 	EventTargetNotFound              = "TargetNotFound"              // the workload does not exist
 	EventSourceNotFound              = "SourceNotFound"              // a source object does not exist (yet)
 	EventRegistryUnavailable         = "RegistryUnavailable"         // listing registry tags failed; retried with backoff
+	EventFieldManagerConflict        = "FieldManagerConflict"        // another field manager keeps reverting the rendered image
 )
 
 // Condition reasons of RollingUpgradeConfig (besides the event reasons, which double as reasons of

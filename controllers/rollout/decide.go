@@ -73,6 +73,11 @@ func checkWorkload(d *Decision, in Input) (*Workload, bool) {
 	switch {
 	case w == nil:
 		d.stalled(v1alpha1.EventTargetNotFound, "%s %s not found in namespace %s", spec.TargetRef.Kind, spec.TargetRef.Name, in.Config.Namespace)
+	case w.ImageReverts >= v1alpha1.MaxImageReverts:
+		d.stalled(v1alpha1.EventFieldManagerConflict, "field manager %s changed the image of %s back %d times in a row, so rollgate stopped "+
+			"rendering it. Let that tool leave the image alone (Flux: a spec.ignore rule for the image path of this workload in its "+
+			"Kustomization; Argo CD: ignoreDifferences with managedFieldsManagers: [rollgate] and RespectIgnoreDifferences=true), "+
+			"then remove the annotation %s from %s", w.ImageRevertedBy, w.Description, w.ImageReverts, v1alpha1.RevertsAnnotation, w.Description)
 	case w.ContainerProblem != "":
 		d.stalled(v1alpha1.EventInvalidSpec, "spec.container: %s", w.ContainerProblem)
 	case !image.SameRepository(w.Image, spec.Image):

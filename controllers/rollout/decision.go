@@ -109,7 +109,8 @@ func (d *Decision) warnOnChange(reason, msg string) {
 		return
 	}
 	switch reason {
-	case v1alpha1.EventInvalidSpec, v1alpha1.EventTargetNotFound, v1alpha1.EventSourceNotFound, v1alpha1.EventRegistryUnavailable:
+	case v1alpha1.EventInvalidSpec, v1alpha1.EventTargetNotFound, v1alpha1.EventSourceNotFound, v1alpha1.EventRegistryUnavailable,
+		v1alpha1.EventFieldManagerConflict:
 		d.event(corev1.EventTypeWarning, reason, "%s", msg)
 	}
 }

@@ -51,6 +51,10 @@ type Workload struct {
 	// OrderedReadyStatefulSet: a StatefulSet whose pods start one after the other; a pod of a
 	// failed revision that never becomes Ready blocks its rollback (kubernetes/kubernetes#67250).
 	OrderedReadyStatefulSet bool
+	// ImageReverts counts how often in a row another field manager (ImageRevertedBy) changed back
+	// the rendered image; at v1alpha1.MaxImageReverts the renderer stopped.
+	ImageReverts    int
+	ImageRevertedBy string
 }
 
 // Candidate is one announced version.
