@@ -26,6 +26,9 @@ func Decide(in Input) Decision {
 	cfg := in.Config
 	d := Decision{Annotations: AnnotationsOf(cfg), Status: *cfg.Status.DeepCopy(), old: &cfg.Status, now: in.Now}
 	d.Status.ObservedGeneration = cfg.Generation
+	if d.Status.Phase == "" {
+		d.Status.Phase = v1alpha1.PhaseIdle
+	}
 
 	resetCircuit(&d, cfg)
 
