@@ -46,10 +46,7 @@ func TestCRDsInstallAndSamplesAreAccepted(t *testing.T) {
 func TestDefaultKustomizationPassesServerDryRun(t *testing.T) {
 	// Server-side dry run checks every object against the API server's schemas and admission, but
 	// it cannot create the namespace it would put them in; create that first.
-	if _, err := kubectl(t, "get", "namespace", "rollgate-system"); err != nil {
-		mustKubectl(t, "create", "namespace", "rollgate-system")
-		t.Cleanup(func() { _, _ = kubectl(t, "delete", "namespace", "rollgate-system", "--wait=false") })
-	}
+	ensureNamespace(t, "rollgate-system")
 	out := mustKubectl(t, "apply", "-k", "config/default", "--dry-run=server")
 	for _, want := range []string{
 		"deployment.apps/rollgate-controller-manager",
@@ -66,10 +63,7 @@ func TestDefaultKustomizationPassesServerDryRun(t *testing.T) {
 func TestPlainExamplePassesServerDryRun(t *testing.T) {
 	installCRDs(t)
 	// The example creates its own namespace "shop"; the dry run needs it to exist already.
-	if _, err := kubectl(t, "get", "namespace", "shop"); err != nil {
-		mustKubectl(t, "create", "namespace", "shop")
-		t.Cleanup(func() { _, _ = kubectl(t, "delete", "namespace", "shop", "--wait=false") })
-	}
+	ensureNamespace(t, "shop")
 	out := mustKubectl(t, "apply", "-k", "examples/plain", "--dry-run=server")
 	for _, want := range []string{"deployment.apps/web", "applicationversion.rollgate.dev/web", "rollingupgradeconfig.rollgate.dev/web"} {
 		if !strings.Contains(out, want) {
@@ -94,17 +88,15 @@ func TestGitOpsExamplesPassServerDryRun(t *testing.T) {
 			"crd/kustomizations.kustomize.toolkit.fluxcd.io", "crd/applications.argoproj.io")
 		return err == nil, out, nil
 	})
-	for _, ns := range []string{"flux-system", "argocd", "shop"} {
-		if _, err := kubectl(t, "get", "namespace", ns); err != nil {
-			mustKubectl(t, "create", "namespace", ns)
-			t.Cleanup(func() { _, _ = kubectl(t, "delete", "namespace", ns, "--wait=false") })
-		}
+	for _, ns := range []string{"flux-system", "argocd"} {
+		ensureNamespace(t, ns)
 	}
+	shop := newNamespace(t, "shop")
 	for _, f := range []string{"examples/flux/gitrepository.yaml", "examples/flux/kustomization.yaml",
 		"examples/argocd/application.yaml", "examples/argocd/argocd-cm-health.yaml"} {
 		mustKubectl(t, "apply", "--dry-run=server", "-f", f)
 	}
-	mustKubectl(t, "-n", "shop", "apply", "--dry-run=server", "-k", "examples/flux/apps/shop")
+	mustKubectl(t, "-n", shop, "apply", "--dry-run=server", "-k", "examples/flux/apps/shop")
 
 	// The same Kustomization with a misspelt field is refused: the check above is a real one.
 	bad, err := os.ReadFile(filepath.Join(repoRoot, "examples/flux/kustomization.yaml"))
@@ -117,5 +109,14 @@ func TestGitOpsExamplesPassServerDryRun(t *testing.T) {
 	}
 	if out, err := kubectl(t, "apply", "--dry-run=server", "-f", badFile); err == nil || !strings.Contains(out, "ignores") {
 		t.Errorf("a misspelt field was accepted: %v\n%s", err, out)
+	}
+}
+
+// ensureNamespace creates a namespace the examples name, if it is not there, and leaves it: it is
+// shared by tests and goes with the cluster.
+func ensureNamespace(t *testing.T, name string) {
+	t.Helper()
+	if _, err := kubectl(t, "get", "namespace", name); err != nil {
+		mustKubectl(t, "create", "namespace", name)
 	}
 }
