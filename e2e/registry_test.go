@@ -3,22 +3,16 @@
 package e2e
 
 import (
-	"context"
-	"io"
-	"log"
 	"net"
 	"net/http"
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
-	"github.com/google/go-containerregistry/pkg/v1/random"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/registry/registrytest"
 )
 
 // startRegistry serves go-containerregistry's in-memory registry on 127.0.0.1 with repository
@@ -29,23 +23,11 @@ func startRegistry(t *testing.T, tags ...string) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0))), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: registrytest.Handler(), ReadHeaderTimeout: 10 * time.Second}
 	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	host := l.Addr().String()
-	img, err := random.Image(128, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tag := range tags {
-		ref, err := name.NewTag(host + "/demo/app:" + tag)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := remote.Write(ref, img, remote.WithContext(context.Background())); err != nil {
-			t.Fatal(err)
-		}
-	}
+	registrytest.Push(t, host, "demo/app", tags...)
 	return host
 }
 

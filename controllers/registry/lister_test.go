@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"log"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
@@ -17,10 +15,8 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/google/go-containerregistry/pkg/name"
-	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
-	"github.com/google/go-containerregistry/pkg/v1/random"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
+
+	"github.com/rollgate/rollgate/controllers/registry/registrytest"
 )
 
 // testRegistry is go-containerregistry's in-memory registry on 127.0.0.1, holding repository
@@ -28,7 +24,7 @@ import (
 // page and a Link header to the next page.
 func testRegistry(t *testing.T, tags ...string) (host string, answer func(code int, header http.Header)) {
 	t.Helper()
-	reg := ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0)))
+	reg := registrytest.Handler()
 	var forced struct {
 		code   int
 		header http.Header
@@ -50,19 +46,7 @@ func testRegistry(t *testing.T, tags ...string) (host string, answer func(code i
 	}))
 	t.Cleanup(srv.Close)
 	host = strings.TrimPrefix(srv.URL, "http://")
-	img, err := random.Image(64, 1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, tag := range tags {
-		ref, err := name.NewTag(host + "/demo/app:" + tag)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := remote.Write(ref, img); err != nil {
-			t.Fatal(err)
-		}
-	}
+	registrytest.Push(t, host, "demo/app", tags...)
 	return host, func(code int, header http.Header) { forced.code, forced.header = code, header }
 }
 

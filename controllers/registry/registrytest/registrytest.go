@@ -1,0 +1,38 @@
+// Package registrytest serves go-containerregistry's in-memory registry for tests, with a
+// repository filled with tags of one random image.
+package registrytest
+
+import (
+	"io"
+	"log"
+	"net/http"
+	"testing"
+
+	"github.com/google/go-containerregistry/pkg/name"
+	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
+	"github.com/google/go-containerregistry/pkg/v1/random"
+	"github.com/google/go-containerregistry/pkg/v1/remote"
+)
+
+// Handler is the in-memory registry, without logging.
+func Handler() http.Handler {
+	return ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0)))
+}
+
+// Push writes one random image to host/repository under every tag.
+func Push(t testing.TB, host, repository string, tags ...string) {
+	t.Helper()
+	img, err := random.Image(128, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tag := range tags {
+		ref, err := name.NewTag(host + "/" + repository + ":" + tag)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := remote.Write(ref, img); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
