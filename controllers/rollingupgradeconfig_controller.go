@@ -35,8 +35,12 @@ type RollingUpgradeConfigReconciler struct {
 func (r *RollingUpgradeConfigReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
 	var ruc v1alpha1.RollingUpgradeConfig
 	if err := r.Client.Get(ctx, req.NamespacedName, &ruc); err != nil {
+		if apierrors.IsNotFound(err) {
+			forgetMetrics(req.Namespace, req.Name)
+		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
+	started, _ := time.Parse(time.RFC3339, rollout.AnnotationsOf(&ruc).UpdateStarted)
 	in, w, err := r.gather(ctx, &ruc)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -57,6 +61,7 @@ func (r *RollingUpgradeConfigReconciler) Reconcile(ctx context.Context, req ctrl
 	for _, e := range d.Events {
 		r.Recorder.Eventf(&ruc, nil, e.Type, e.Reason, "Reconcile", "%s", e.Message)
 	}
+	recordMetrics(&ruc, d, started, in.Now)
 	return ctrl.Result{RequeueAfter: d.RequeueAfter}, nil
 }
 

@@ -49,6 +49,16 @@ func TestScenarioRolloutCompletes(t *testing.T) {
 			t.Errorf("%d %s events, want 1", n, reason)
 		}
 	}
+	body := waitStatus(t, "http://"+s.manager.metrics+"/metrics", "", 200)
+	for _, series := range []string{
+		`rolling_upgrade_success_total{name="app",namespace="` + s.ns + `"} 1`,
+		`rolling_upgrade_active{name="app",namespace="` + s.ns + `"} 0`,
+		`rolling_upgrade_duration_seconds_count{name="app",namespace="` + s.ns + `",result="success"} 1`,
+	} {
+		if !strings.Contains(body, series) {
+			t.Errorf("/metrics does not show %s", series)
+		}
+	}
 }
 
 // b. A version announced outside the window is held, then applied when the window opens.
