@@ -31,24 +31,31 @@ var configIndexes = map[string]client.IndexerFunc{
 		r := o.(*v1alpha1.RollingUpgradeConfig)
 		return []string{targetKey(r.Spec.TargetRef.Kind, r.Spec.TargetRef.Name)}
 	},
-	indexApplicationVersion: func(o client.Object) []string {
+	indexApplicationVersion: sourceNames(func(s v1alpha1.VersionSource) string {
+		if s.ApplicationVersion != nil {
+			return s.ApplicationVersion.Name
+		}
+		return ""
+	}),
+	indexConfigMap: sourceNames(func(s v1alpha1.VersionSource) string {
+		if s.ConfigMap != nil {
+			return s.ConfigMap.Name
+		}
+		return ""
+	}),
+}
+
+// sourceNames indexes a config by the object names its sources of one kind read.
+func sourceNames(name func(v1alpha1.VersionSource) string) client.IndexerFunc {
+	return func(o client.Object) []string {
 		var names []string
 		for _, s := range o.(*v1alpha1.RollingUpgradeConfig).Spec.Sources {
-			if s.ApplicationVersion != nil {
-				names = append(names, s.ApplicationVersion.Name)
+			if n := name(s); n != "" {
+				names = append(names, n)
 			}
 		}
 		return names
-	},
-	indexConfigMap: func(o client.Object) []string {
-		var names []string
-		for _, s := range o.(*v1alpha1.RollingUpgradeConfig).Spec.Sources {
-			if s.ConfigMap != nil {
-				names = append(names, s.ConfigMap.Name)
-			}
-		}
-		return names
-	},
+	}
 }
 
 // setupIndexes registers the indexes once per manager.

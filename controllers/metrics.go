@@ -13,36 +13,33 @@ import (
 // The manager's rollout metrics, registered next to controller-runtime's own. Labels are per config
 // (namespace, name) and, for outcomes, the result: nothing per version or per pod, so the series
 // grow with the number of configs only.
+// configLabels are the labels of every series: one config.
+var configLabels = []string{"namespace", "name"}
+
+func configGauge(name, help string) *prometheus.GaugeVec {
+	return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, configLabels)
+}
+
+func configCounter(name, help string) *prometheus.CounterVec {
+	return prometheus.NewCounterVec(prometheus.CounterOpts{Name: name, Help: help}, configLabels)
+}
+
 var (
 	rolloutDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
 		Name:    "rolling_upgrade_duration_seconds",
 		Help:    "Time from the start of a rollout to its health verdict: healthy (result=success) or rolled back (result=rollback).",
 		Buckets: []float64{5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600},
-	}, []string{"namespace", "name", "result"})
-	rolloutActive = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "rolling_upgrade_active",
-		Help: "1 while a rollout or its rollback is being watched.",
-	}, []string{"namespace", "name"})
-	rolloutSuccess = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "rolling_upgrade_success_total",
-		Help: "Rollouts that passed their health check.",
-	}, []string{"namespace", "name"})
-	rolloutFailure = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "rolling_upgrade_failure_total",
-		Help: "Rollouts that failed their health check (each is rolled back).",
-	}, []string{"namespace", "name"})
-	rolloutRollbacks = prometheus.NewCounterVec(prometheus.CounterOpts{
-		Name: "rolling_upgrade_rollbacks_total",
-		Help: "Rollbacks started.",
-	}, []string{"namespace", "name"})
-	circuitOpen = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "rolling_upgrade_circuit_open",
-		Help: "1 while the circuit breaker of the config is open.",
-	}, []string{"namespace", "name"})
-	versionPending = prometheus.NewGaugeVec(prometheus.GaugeOpts{
-		Name: "rolling_upgrade_pending",
-		Help: "1 while a version is held for the maintenance window.",
-	}, []string{"namespace", "name"})
+	}, append(configLabels, "result"))
+	rolloutActive    = configGauge("rolling_upgrade_active", "1 while a rollout or its rollback is being watched.")
+	rolloutSuccess   = configCounter("rolling_upgrade_success_total", "Rollouts that passed their health check.")
+	rolloutFailure   = configCounter("rolling_upgrade_failure_total", "Rollouts that failed their health check (each is rolled back).")
+	rolloutRollbacks = configCounter("rolling_upgrade_rollbacks_total", "Rollbacks started.")
+	circuitOpen      = configGauge("rolling_upgrade_circuit_open", "1 while the circuit breaker of the config is open.")
+	versionPending   = configGauge("rolling_upgrade_pending", "1 while a version is held for the maintenance window.")
+
+	// allVecs are every metric of this file, for forgetting a config.
+	allVecs = []*prometheus.MetricVec{rolloutDuration.MetricVec, rolloutActive.MetricVec, rolloutSuccess.MetricVec,
+		rolloutFailure.MetricVec, rolloutRollbacks.MetricVec, circuitOpen.MetricVec, versionPending.MetricVec}
 )
 
 func init() {
@@ -82,8 +79,7 @@ func recordMetrics(ruc *v1alpha1.RollingUpgradeConfig, d rollout.Decision, start
 // forgetMetrics removes every series of a deleted config, so no stale gauge stays at 1.
 func forgetMetrics(namespace, name string) {
 	labels := prometheus.Labels{"namespace": namespace, "name": name}
-	for _, v := range []*prometheus.MetricVec{rolloutActive.MetricVec, circuitOpen.MetricVec, versionPending.MetricVec,
-		rolloutSuccess.MetricVec, rolloutFailure.MetricVec, rolloutRollbacks.MetricVec, rolloutDuration.MetricVec} {
+	for _, v := range allVecs {
 		v.DeletePartialMatch(labels)
 	}
 }
