@@ -16,6 +16,12 @@ import (
 // configLabels are the labels of every series: one config.
 var configLabels = []string{"namespace", "name"}
 
+// Results of a rollout, the values of the result label.
+const (
+	resultSuccess  = "success"
+	resultRollback = "rollback"
+)
+
 func configGauge(name, help string) *prometheus.GaugeVec {
 	return prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: name, Help: help}, configLabels)
 }
@@ -30,24 +36,35 @@ var (
 		Help:    "Time from the start of a rollout to its health verdict: healthy (result=success) or rolled back (result=rollback).",
 		Buckets: []float64{5, 15, 30, 60, 120, 300, 600, 1200, 1800, 3600},
 	}, append(configLabels, "result"))
+	podUpgradeDuration = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "pod_upgrade_duration_seconds",
+		Help:    "Time from the creation of a pod running the new version to its Ready condition, observed when the rollout's health verdict is reached.",
+		Buckets: []float64{1, 2, 5, 10, 20, 30, 60, 120, 300, 600},
+	}, configLabels)
 	rolloutActive    = configGauge("rolling_upgrade_active", "1 while a rollout or its rollback is being watched.")
 	rolloutSuccess   = configCounter("rolling_upgrade_success_total", "Rollouts that passed their health check.")
 	rolloutFailure   = configCounter("rolling_upgrade_failure_total", "Rollouts that failed their health check (each is rolled back).")
 	rolloutRollbacks = configCounter("rolling_upgrade_rollbacks_total", "Rollbacks started.")
 	circuitOpen      = configGauge("rolling_upgrade_circuit_open", "1 while the circuit breaker of the config is open.")
 	versionPending   = configGauge("rolling_upgrade_pending", "1 while a version is held for the maintenance window.")
+	rolloutDeadline  = configGauge("rolling_upgrade_deadline_timestamp_seconds",
+		"While a rollout or its rollback is in flight: the Unix time its health timeout ends. A rollout in flight long after it is stuck.")
 
 	// allVecs are every metric of this file, for forgetting a config.
-	allVecs = []*prometheus.MetricVec{rolloutDuration.MetricVec, rolloutActive.MetricVec, rolloutSuccess.MetricVec,
-		rolloutFailure.MetricVec, rolloutRollbacks.MetricVec, circuitOpen.MetricVec, versionPending.MetricVec}
+	allVecs = []*prometheus.MetricVec{rolloutDuration.MetricVec, podUpgradeDuration.MetricVec, rolloutActive.MetricVec,
+		rolloutSuccess.MetricVec, rolloutFailure.MetricVec, rolloutRollbacks.MetricVec, circuitOpen.MetricVec,
+		versionPending.MetricVec, rolloutDeadline.MetricVec}
 )
 
 func init() {
-	metrics.Registry.MustRegister(rolloutDuration, rolloutActive, rolloutSuccess, rolloutFailure, rolloutRollbacks, circuitOpen, versionPending)
+	metrics.Registry.MustRegister(rolloutDuration, podUpgradeDuration, rolloutActive, rolloutSuccess, rolloutFailure,
+		rolloutRollbacks, circuitOpen, versionPending, rolloutDeadline)
 }
 
-// recordMetrics updates the metrics of one config after its decision was written.
-func recordMetrics(ruc *v1alpha1.RollingUpgradeConfig, d rollout.Decision, started time.Time, now time.Time) {
+// recordMetrics updates the metrics of one config after its decision was written. started is the
+// start of the rollout the decision ends, if any; podUpgrades are the pod upgrade times measured
+// when it ended.
+func recordMetrics(ruc *v1alpha1.RollingUpgradeConfig, d rollout.Decision, started, now time.Time, podUpgrades []time.Duration) {
 	ns, name := ruc.Namespace, ruc.Name
 	st := d.Status
 	gauge := func(v bool) float64 {
@@ -56,24 +73,56 @@ func recordMetrics(ruc *v1alpha1.RollingUpgradeConfig, d rollout.Decision, start
 		}
 		return 0
 	}
-	rolloutActive.WithLabelValues(ns, name).Set(gauge(st.Phase == v1alpha1.PhaseInProgress || st.Phase == v1alpha1.PhaseRollingBack))
+	// Counters and histograms exist at zero from the first sight of a config: a first increment
+	// from nothing is invisible to rate() and increase(), so the first rollback would not alert.
+	success, failure, rollbacks := rolloutSuccess.WithLabelValues(ns, name), rolloutFailure.WithLabelValues(ns, name), rolloutRollbacks.WithLabelValues(ns, name)
+	durations := map[string]prometheus.Observer{
+		resultSuccess:  rolloutDuration.WithLabelValues(ns, name, resultSuccess),
+		resultRollback: rolloutDuration.WithLabelValues(ns, name, resultRollback),
+	}
+	pods := podUpgradeDuration.WithLabelValues(ns, name)
+
+	active := st.Phase == v1alpha1.PhaseInProgress || st.Phase == v1alpha1.PhaseRollingBack
+	rolloutActive.WithLabelValues(ns, name).Set(gauge(active))
 	circuitOpen.WithLabelValues(ns, name).Set(gauge(st.CircuitOpen))
 	versionPending.WithLabelValues(ns, name).Set(gauge(st.Phase == v1alpha1.PhasePending))
+	if t, err := time.Parse(time.RFC3339, d.Annotations.UpdateStarted); active && err == nil {
+		rolloutDeadline.WithLabelValues(ns, name).Set(float64(t.Add(ruc.Spec.HealthTimeoutOrDefault()).Unix()))
+	} else {
+		rolloutDeadline.DeleteLabelValues(ns, name)
+	}
+
 	for _, e := range d.Events {
+		result := ""
 		switch e.Reason {
 		case v1alpha1.EventUpdateComplete:
-			rolloutSuccess.WithLabelValues(ns, name).Inc()
-			if !started.IsZero() {
-				rolloutDuration.WithLabelValues(ns, name, "success").Observe(now.Sub(started).Seconds())
-			}
+			success.Inc()
+			result = resultSuccess
 		case v1alpha1.EventUpdateRollback:
-			rolloutFailure.WithLabelValues(ns, name).Inc()
-			rolloutRollbacks.WithLabelValues(ns, name).Inc()
-			if !started.IsZero() {
-				rolloutDuration.WithLabelValues(ns, name, "rollback").Observe(now.Sub(started).Seconds())
-			}
+			failure.Inc()
+			rollbacks.Inc()
+			result = resultRollback
+		default:
+			continue
+		}
+		if !started.IsZero() {
+			durations[result].Observe(now.Sub(started).Seconds())
+		}
+		for _, p := range podUpgrades {
+			pods.Observe(p.Seconds())
 		}
 	}
+}
+
+// endsRollout reports whether a decision ends a rollout (healthy, or rolled back), which is when
+// the pods of the new version are timed.
+func endsRollout(d rollout.Decision) bool {
+	for _, e := range d.Events {
+		if e.Reason == v1alpha1.EventUpdateComplete || e.Reason == v1alpha1.EventUpdateRollback {
+			return true
+		}
+	}
+	return false
 }
 
 // forgetMetrics removes every series of a deleted config, so no stale gauge stays at 1.

@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -15,42 +16,147 @@ import (
 
 func TestMetricsFollowDecisionsAndGoWithTheConfig(t *testing.T) {
 	ruc := &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "metrics-test", Name: "web"}}
+	ruc.Spec.HealthTimeout = &metav1.Duration{Duration: 10 * time.Minute}
 	start := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
 	decide := func(phase v1alpha1.Phase, circuit bool, reasons ...string) rollout.Decision {
 		d := rollout.Decision{Status: v1alpha1.RollingUpgradeConfigStatus{Phase: phase, CircuitOpen: circuit}}
+		if phase == v1alpha1.PhaseInProgress || phase == v1alpha1.PhaseRollingBack {
+			d.Annotations.UpdateStarted = start.Format(time.RFC3339)
+		}
 		for _, r := range reasons {
 			d.Events = append(d.Events, rollout.Event{Reason: r})
 		}
 		return d
 	}
-	recordMetrics(ruc, decide(v1alpha1.PhasePending, false, v1alpha1.EventVersionHeld), time.Time{}, start)
-	if testutil.ToFloat64(versionPending.WithLabelValues("metrics-test", "web")) != 1 {
+	value := func(c prometheus.Collector) float64 { return testutil.ToFloat64(c) }
+
+	recordMetrics(ruc, decide(v1alpha1.PhasePending, false, v1alpha1.EventVersionHeld), time.Time{}, start, nil)
+	if value(versionPending.WithLabelValues("metrics-test", "web")) != 1 {
 		t.Error("pending gauge not set")
 	}
-	recordMetrics(ruc, decide(v1alpha1.PhaseInProgress, false, v1alpha1.EventUpdateStarting), start, start)
-	if testutil.ToFloat64(rolloutActive.WithLabelValues("metrics-test", "web")) != 1 || testutil.ToFloat64(versionPending.WithLabelValues("metrics-test", "web")) != 0 {
-		t.Error("active/pending gauges wrong during the health check")
-	}
-	recordMetrics(ruc, decide(v1alpha1.PhaseCompleted, false, v1alpha1.EventUpdateComplete), start, start.Add(42*time.Second))
-	recordMetrics(ruc, decide(v1alpha1.PhaseRollingBack, true, v1alpha1.EventUpdateRollback, v1alpha1.EventCircuitOpen), start, start.Add(10*time.Minute))
-	if testutil.ToFloat64(rolloutSuccess.WithLabelValues("metrics-test", "web")) != 1 ||
-		testutil.ToFloat64(rolloutFailure.WithLabelValues("metrics-test", "web")) != 1 ||
-		testutil.ToFloat64(rolloutRollbacks.WithLabelValues("metrics-test", "web")) != 1 ||
-		testutil.ToFloat64(circuitOpen.WithLabelValues("metrics-test", "web")) != 1 {
-		t.Error("counters or circuit gauge wrong")
+	// Outcome series exist at zero before the first outcome, so rate() sees the first one.
+	for _, c := range []prometheus.Collector{rolloutSuccess, rolloutFailure, rolloutRollbacks} {
+		if n := seriesOf(c, "metrics-test"); n != 1 {
+			t.Errorf("%d series of a counter before any rollout, want 1 at zero", n)
+		}
 	}
 	if n := seriesOf(rolloutDuration, "metrics-test"); n != 2 {
-		t.Errorf("%d duration series, want success and rollback", n)
+		t.Errorf("%d duration series before any rollout, want success and rollback at zero", n)
+	}
+	if n := seriesOf(rolloutDeadline, "metrics-test"); n != 0 {
+		t.Errorf("a deadline while nothing is in flight")
+	}
+
+	recordMetrics(ruc, decide(v1alpha1.PhaseInProgress, false, v1alpha1.EventUpdateStarting), time.Time{}, start, nil)
+	if value(rolloutActive.WithLabelValues("metrics-test", "web")) != 1 || value(versionPending.WithLabelValues("metrics-test", "web")) != 0 {
+		t.Error("active/pending gauges wrong during the health check")
+	}
+	if got, want := value(rolloutDeadline.WithLabelValues("metrics-test", "web")), float64(start.Add(10*time.Minute).Unix()); got != want {
+		t.Errorf("deadline %v, want %v", got, want)
+	}
+	recordMetrics(ruc, decide(v1alpha1.PhaseCompleted, false, v1alpha1.EventUpdateComplete), start, start.Add(42*time.Second),
+		[]time.Duration{3 * time.Second, 4 * time.Second})
+	if n := seriesOf(rolloutDeadline, "metrics-test"); n != 0 {
+		t.Errorf("the deadline stays after the rollout ended")
+	}
+	recordMetrics(ruc, decide(v1alpha1.PhaseRollingBack, true, v1alpha1.EventUpdateRollback, v1alpha1.EventCircuitOpen), start, start.Add(10*time.Minute), nil)
+	if value(rolloutSuccess.WithLabelValues("metrics-test", "web")) != 1 ||
+		value(rolloutFailure.WithLabelValues("metrics-test", "web")) != 1 ||
+		value(rolloutRollbacks.WithLabelValues("metrics-test", "web")) != 1 ||
+		value(circuitOpen.WithLabelValues("metrics-test", "web")) != 1 {
+		t.Error("counters or circuit gauge wrong")
+	}
+	if count, sum := histogramOf(t, rolloutDuration, "metrics-test"); count != 2 || sum != 642 {
+		t.Errorf("rollout durations: %d observations summing to %vs, want 2 and 642s", count, sum)
+	}
+	if count, sum := histogramOf(t, podUpgradeDuration, "metrics-test"); count != 2 || sum != 7 {
+		t.Errorf("pod upgrade durations: %d observations summing to %vs, want 2 and 7s", count, sum)
 	}
 
 	forgetMetrics("metrics-test", "web")
 	n := 0
-	for _, c := range []prometheus.Collector{rolloutActive, circuitOpen, versionPending, rolloutSuccess, rolloutFailure, rolloutRollbacks, rolloutDuration} {
-		n += seriesOf(c, "metrics-test")
+	for _, v := range allVecs {
+		n += seriesOf(v, "metrics-test")
 	}
 	if n != 0 {
 		t.Errorf("%d series left after the config was deleted", n)
 	}
+}
+
+// Thousands of configs, each with many versions and pods: the series grow with the configs only,
+// and carry no label but the config's, the result and the histogram bucket.
+func TestMetricCardinalityIsPerConfig(t *testing.T) {
+	const configs, rollouts = 2000, 5
+	ns := "cardinality-test"
+	for i := range configs {
+		ruc := &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("app-%d", i)}}
+		start := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+		for v := range rollouts {
+			ended := v1alpha1.EventUpdateComplete
+			if v%2 == 1 {
+				ended = v1alpha1.EventUpdateRollback
+			}
+			d := rollout.Decision{Events: []rollout.Event{{Reason: ended}}}
+			d.Annotations.TargetImage = fmt.Sprintf("ghcr.io/acme/app:1.%d.0", v)
+			recordMetrics(ruc, d, start, start.Add(time.Minute), []time.Duration{time.Second, 2 * time.Second, 3 * time.Second})
+		}
+	}
+	t.Cleanup(func() {
+		for i := range configs {
+			forgetMetrics(ns, fmt.Sprintf("app-%d", i))
+		}
+	})
+
+	// Per config: 3 gauges (the deadline is absent while idle), 3 counters, 2 rollout duration
+	// histograms (success, rollback) and 1 pod upgrade histogram.
+	allowed := map[string]bool{"namespace": true, "name": true, "result": true}
+	series := 0
+	for _, v := range allVecs {
+		var c prometheus.Collector = v
+		ch := make(chan prometheus.Metric, 1024)
+		go func() { c.Collect(ch); close(ch) }()
+		for m := range ch {
+			var pb dto.Metric
+			if err := m.Write(&pb); err != nil {
+				t.Fatal(err)
+			}
+			inNamespace := false
+			for _, l := range pb.GetLabel() {
+				if !allowed[l.GetName()] {
+					t.Fatalf("label %s=%s: series must not be per version or per pod", l.GetName(), l.GetValue())
+				}
+				inNamespace = inNamespace || (l.GetName() == "namespace" && l.GetValue() == ns)
+			}
+			if inNamespace {
+				series++
+			}
+		}
+	}
+	if want := configs * (3 + 3 + 2 + 1); series != want {
+		t.Errorf("%d series for %d configs, want %d (9 per config)", series, configs, want)
+	}
+}
+
+// histogramOf sums the observations of a histogram's series in one namespace.
+func histogramOf(t *testing.T, c prometheus.Collector, namespace string) (uint64, float64) {
+	t.Helper()
+	ch := make(chan prometheus.Metric, 100)
+	go func() { c.Collect(ch); close(ch) }()
+	var count uint64
+	var sum float64
+	for m := range ch {
+		var pb dto.Metric
+		if err := m.Write(&pb); err != nil {
+			t.Fatal(err)
+		}
+		for _, l := range pb.GetLabel() {
+			if l.GetName() == "namespace" && l.GetValue() == namespace {
+				count += pb.GetHistogram().GetSampleCount()
+				sum += pb.GetHistogram().GetSampleSum()
+			}
+		}
+	}
+	return count, sum
 }
 
 // seriesOf counts the series of a collector that belong to one namespace (other tests of the

@@ -13,6 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
@@ -40,7 +41,9 @@ func (r *RollingUpgradeConfigReconciler) Reconcile(ctx context.Context, req ctrl
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	started, _ := time.Parse(time.RFC3339, rollout.AnnotationsOf(&ruc).UpdateStarted)
+	// The in-flight state before the decision, for timing a rollout the decision ends.
+	before := rollout.AnnotationsOf(&ruc)
+	started, _ := time.Parse(time.RFC3339, before.UpdateStarted)
 	in, w, err := r.gather(ctx, &ruc)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -61,8 +64,22 @@ func (r *RollingUpgradeConfigReconciler) Reconcile(ctx context.Context, req ctrl
 	for _, e := range d.Events {
 		r.Recorder.Eventf(&ruc, nil, e.Type, e.Reason, "Reconcile", "%s", e.Message)
 	}
-	recordMetrics(&ruc, d, started, in.Now)
+	recordMetrics(&ruc, d, started, in.Now, r.podUpgrades(ctx, &ruc, w, d, before.TargetImage, started))
 	return ctrl.Result{RequeueAfter: d.RequeueAfter}, nil
+}
+
+// podUpgrades times the pods of the new version when the decision ends a rollout. It only feeds a
+// metric, so a failure to list the pods is logged and the rollout goes on.
+func (r *RollingUpgradeConfigReconciler) podUpgrades(ctx context.Context, ruc *v1alpha1.RollingUpgradeConfig, w *workload,
+	d rollout.Decision, target string, started time.Time) []time.Duration {
+	if w == nil || started.IsZero() || target == "" || !endsRollout(d) {
+		return nil
+	}
+	times, err := podUpgradeTimes(ctx, r.APIReader, w, ruc.Spec.Container, target, started)
+	if err != nil {
+		logf.FromContext(ctx).Error(err, "timing the pods of the new version for pod_upgrade_duration_seconds")
+	}
+	return times
 }
 
 // gather reads the workload and, when idle, the sources.

@@ -7,6 +7,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
@@ -63,6 +64,13 @@ func (w *workload) podSpec() *corev1.PodSpec {
 		return &w.deployment.Spec.Template.Spec
 	}
 	return &w.statefulSet.Spec.Template.Spec
+}
+
+func (w *workload) selector() *metav1.LabelSelector {
+	if w.deployment != nil {
+		return w.deployment.Spec.Selector
+	}
+	return w.statefulSet.Spec.Selector
 }
 
 func (w *workload) verdict() health.Verdict {

@@ -433,6 +433,13 @@ func TestUnchangedInputsDecideNothingNew(t *testing.T) {
 		"held":       {Config: config(current("1.0.0"), windowAt("0 3 * * *", time.Hour)), Workload: deploymentAt("1.0.0", healthy), Candidates: av("1.1.0")},
 		"waiting":    {Config: config(current("1.0.0")), Workload: deploymentAt("1.0.0", pending), Candidates: av("1.1.0")},
 		"stalled":    {Config: config(current("1.0.0")), Candidates: av("1.1.0")},
+		"suspended": {Config: config(current("1.0.0"), func(c *v1alpha1.RollingUpgradeConfig) { c.Spec.Suspend = true }),
+			Workload: deploymentAt("1.0.0", healthy), Candidates: av("1.1.0")},
+		"circuit open, newer version available": {Config: config(current("1.0.0"), func(c *v1alpha1.RollingUpgradeConfig) {
+			c.Status.CircuitOpen, c.Status.RollbackCount = true, 3
+		}), Workload: deploymentAt("1.0.0", healthy), Candidates: av("1.1.0")},
+		"invalid spec": {Config: config(current("1.0.0"), func(c *v1alpha1.RollingUpgradeConfig) { c.Spec.VersionConstraint = "newest please" }),
+			Workload: deploymentAt("1.0.0", healthy), Candidates: av("1.1.0")},
 	}
 	for name, in := range cases {
 		t.Run(name, func(t *testing.T) {
@@ -444,6 +451,27 @@ func TestUnchangedInputsDecideNothingNew(t *testing.T) {
 				if len(d.Events) != 0 || !apiequality(d.Status, in.Config.Status) || d.Annotations != AnnotationsOf(in.Config) {
 					t.Fatalf("reconcile %d changed something: events %s\nstatus %+v\nwas    %+v", i, reasons(d.Events), d.Status, in.Config.Status)
 				}
+			}
+		})
+	}
+}
+
+// TestInFlightRepeatsEmitNothing: while a rollout or rollback is watched, the status message counts
+// down, but no event repeats.
+func TestInFlightRepeatsEmitNothing(t *testing.T) {
+	started := now.Add(-time.Minute)
+	for name, in := range map[string]Input{
+		"health check": {Config: config(current("1.0.0"), inFlight(PhaseHealthCheck, repo+":1.1.0", started)), Workload: deploymentAt("1.1.0", pending)},
+		"rollback":     {Config: config(current("1.0.0"), inFlight(PhaseRollingBack, "", started)), Workload: deploymentAt("1.1.0", pending)},
+	} {
+		t.Run(name, func(t *testing.T) {
+			in.Now = now
+			for i := 0; i < 20; i++ {
+				d := Decide(in)
+				if len(d.Events) != 0 {
+					t.Fatalf("reconcile %d emitted %s", i, reasons(d.Events))
+				}
+				in.Config, in.Now = next(in.Config, d), in.Now.Add(5*time.Second)
 			}
 		})
 	}

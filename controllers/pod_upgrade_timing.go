@@ -1,0 +1,53 @@
+package controllers
+
+import (
+	"context"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+)
+
+// podUpgradeTimes lists the workload's pods (uncached: the manager does not watch pods) and times
+// those that run image in the managed container and were created since the rollout started.
+func podUpgradeTimes(ctx context.Context, reader client.Reader, w *workload, container, image string, since time.Time) ([]time.Duration, error) {
+	selector, err := metav1.LabelSelectorAsSelector(w.selector())
+	if err != nil {
+		return nil, err
+	}
+	var pods corev1.PodList
+	if err := reader.List(ctx, &pods, client.InNamespace(w.object().GetNamespace()), client.MatchingLabelsSelector{Selector: selector}); err != nil {
+		return nil, err
+	}
+	return podUpgradeDurations(pods.Items, container, image, since), nil
+}
+
+// podUpgradeDurations is, for every pod of the new version that became Ready, the time from its
+// creation to its Ready condition. A pod of the new version is one created at or after since whose
+// managed container (the named one, or the first) runs image; pods not Ready yet are left out.
+func podUpgradeDurations(pods []corev1.Pod, container, image string, since time.Time) []time.Duration {
+	var out []time.Duration
+	for i := range pods {
+		p := &pods[i]
+		created := p.CreationTimestamp.Time
+		if created.Before(since) || managedImage(p.Spec.Containers, container) != image {
+			continue
+		}
+		for _, c := range p.Status.Conditions {
+			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue && !c.LastTransitionTime.Time.Before(created) {
+				out = append(out, c.LastTransitionTime.Sub(created))
+			}
+		}
+	}
+	return out
+}
+
+func managedImage(cs []corev1.Container, name string) string {
+	for i := range cs {
+		if name == "" || cs[i].Name == name {
+			return cs[i].Image
+		}
+	}
+	return ""
+}

@@ -1,0 +1,68 @@
+package controllers
+
+import (
+	"testing"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+func TestPodUpgradeDurations(t *testing.T) {
+	since := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	pod := func(created time.Duration, ready *time.Duration, containers ...corev1.Container) corev1.Pod {
+		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(since.Add(created))}}
+		p.Spec.Containers = containers
+		if ready != nil {
+			p.Status.Conditions = []corev1.PodCondition{
+				{Type: corev1.PodScheduled, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(since.Add(created))},
+				{Type: corev1.PodReady, Status: corev1.ConditionTrue, LastTransitionTime: metav1.NewTime(since.Add(created + *ready))},
+			}
+		}
+		return p
+	}
+	after := func(d time.Duration) *time.Duration { return &d }
+	app := func(image string) corev1.Container { return corev1.Container{Name: "app", Image: image} }
+	sidecar := corev1.Container{Name: "proxy", Image: "envoy:1"}
+	const newImage = "ghcr.io/acme/web:1.4.0"
+
+	for _, tc := range []struct {
+		name      string
+		pods      []corev1.Pod
+		container string
+		want      []time.Duration
+	}{
+		{"new pods that became ready are timed", []corev1.Pod{
+			pod(2*time.Second, after(5*time.Second), app(newImage)),
+			pod(9*time.Second, after(3*time.Second), app(newImage)),
+		}, "", []time.Duration{5 * time.Second, 3 * time.Second}},
+		{"pods of the old version are left out", []corev1.Pod{
+			pod(-time.Hour, after(time.Second), app("ghcr.io/acme/web:1.3.0")),
+			pod(time.Second, after(4*time.Second), app(newImage)),
+		}, "", []time.Duration{4 * time.Second}},
+		{"a pod of the new image created before the rollout (a hand edit) is left out", []corev1.Pod{
+			pod(-time.Minute, after(time.Second), app(newImage)),
+		}, "", nil},
+		{"pods not ready yet are left out", []corev1.Pod{
+			pod(time.Second, nil, app(newImage)),
+		}, "", nil},
+		{"the named container is the one compared", []corev1.Pod{
+			pod(time.Second, after(2*time.Second), sidecar, app(newImage)),
+		}, "app", []time.Duration{2 * time.Second}},
+		{"without a name the first container is the managed one", []corev1.Pod{
+			pod(time.Second, after(2*time.Second), sidecar, app(newImage)),
+		}, "", nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := podUpgradeDurations(tc.pods, tc.container, newImage, since)
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %v, want %v", got, tc.want)
+			}
+			for i := range got {
+				if got[i] != tc.want[i] {
+					t.Errorf("got %v, want %v", got, tc.want)
+				}
+			}
+		})
+	}
+}
