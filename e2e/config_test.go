@@ -76,18 +76,8 @@ func TestPlainExamplePassesServerDryRun(t *testing.T) {
 // Flux and Argo CD CRDs (from their Go modules, see `make example-crds`). kubectl validates
 // strictly, so a field the CRD does not know (say, a misspelt ignore rule) fails here.
 func TestGitOpsExamplesPassServerDryRun(t *testing.T) {
-	crds := os.Getenv("EXAMPLE_CRDS")
-	if crds == "" {
-		t.Fatal("EXAMPLE_CRDS is not set: run through `make test-e2e`")
-	}
 	installCRDs(t)
-	mustKubectl(t, "apply", "--server-side", "-f", crds)
-	// A CRD created a moment ago may have no status yet, which kubectl wait does not accept.
-	eventually(t, time.Minute, "CRDs established", func(ctx context.Context) (bool, string, error) {
-		out, err := kubectl(t, "wait", "--for=condition=Established", "--timeout=5s", "crd/gitrepositories.source.toolkit.fluxcd.io",
-			"crd/kustomizations.kustomize.toolkit.fluxcd.io", "crd/applications.argoproj.io")
-		return err == nil, out, nil
-	})
+	installExampleCRDs(t, "gitrepositories.source.toolkit.fluxcd.io", "kustomizations.kustomize.toolkit.fluxcd.io", "applications.argoproj.io")
 	for _, ns := range []string{"flux-system", "argocd"} {
 		ensureNamespace(t, ns)
 	}
@@ -110,6 +100,40 @@ func TestGitOpsExamplesPassServerDryRun(t *testing.T) {
 	if out, err := kubectl(t, "apply", "--dry-run=server", "-f", badFile); err == nil || !strings.Contains(out, "ignores") {
 		t.Errorf("a misspelt field was accepted: %v\n%s", err, out)
 	}
+}
+
+// TestMonitoringConfigPassesServerDryRun checks config/prometheus (ServiceMonitor and the
+// PrometheusRule generated from rollgate.rules.yaml) against the prometheus-operator's CRDs.
+func TestMonitoringConfigPassesServerDryRun(t *testing.T) {
+	installExampleCRDs(t, "servicemonitors.monitoring.coreos.com", "prometheusrules.monitoring.coreos.com")
+	ensureNamespace(t, "rollgate-system")
+	out := mustKubectl(t, "apply", "-k", "config/prometheus", "--dry-run=server")
+	for _, want := range []string{"servicemonitor.monitoring.coreos.com/rollgate-controller-manager-metrics",
+		"prometheusrule.monitoring.coreos.com/rollgate-alerts"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("dry run did not include %s:\n%s", want, out)
+		}
+	}
+}
+
+// installExampleCRDs applies the third-party CRDs `make example-crds` fetched and waits until the
+// named ones are established.
+func installExampleCRDs(t *testing.T, names ...string) {
+	t.Helper()
+	crds := os.Getenv("EXAMPLE_CRDS")
+	if crds == "" {
+		t.Fatal("EXAMPLE_CRDS is not set: run through `make test-e2e`")
+	}
+	mustKubectl(t, "apply", "--server-side", "-f", crds)
+	args := []string{"wait", "--for=condition=Established", "--timeout=5s"}
+	for _, n := range names {
+		args = append(args, "crd/"+n)
+	}
+	// A CRD created a moment ago may have no status yet, which kubectl wait does not accept.
+	eventually(t, time.Minute, "CRDs established", func(ctx context.Context) (bool, string, error) {
+		out, err := kubectl(t, args...)
+		return err == nil, out, nil
+	})
 }
 
 // ensureNamespace creates a namespace the examples name, if it is not there, and leaves it: it is

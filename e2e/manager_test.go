@@ -33,7 +33,14 @@ type manager struct {
 // test ends.
 func startManager(t *testing.T, extra ...string) *manager {
 	t.Helper()
-	m := &manager{metrics: freeAddr(t), probes: freeAddr(t), exited: make(chan error, 1)}
+	return startManagerOn(t, freeAddr(t), extra...)
+}
+
+// startManagerOn is startManager serving metrics on a given address, so that a restarted manager
+// is the same scrape target.
+func startManagerOn(t *testing.T, metricsAddr string, extra ...string) *manager {
+	t.Helper()
+	m := &manager{metrics: metricsAddr, probes: freeAddr(t), exited: make(chan error, 1)}
 	args := append([]string{
 		"--kubeconfig", kubeconfig,
 		"--metrics-bind-address", m.metrics,

@@ -1,12 +1,16 @@
 #!/usr/bin/env bash
 # Fetches the CRDs of the GitOps tools the examples use (Flux's GitRepository and Kustomization,
 # Argo CD's Application) from their Go modules, pinned by the Makefile, into $EXAMPLE_CRDS, so that
-# the e2e tests can check examples/flux and examples/argocd against the real schemas.
+# the e2e tests can check examples/flux and examples/argocd against the real schemas. The
+# prometheus-operator's CRDs (ServiceMonitor, PrometheusRule, for config/prometheus) are generated
+# from its API module with controller-gen, as that project builds them: its main module, which holds
+# the YAML, is not on the Go module proxy.
 set -euo pipefail
 : "${FLUX_SOURCE_VERSION:?run through make}" "${FLUX_KUSTOMIZE_VERSION:?run through make}" "${ARGOCD_VERSION:?run through make}"
+: "${PROMETHEUS_OPERATOR_VERSION:?run through make}" "${CONTROLLER_GEN:?run through make}"
 : "${EXAMPLE_CRDS:?run through make}" "${CACHE:?run through make}"
 
-stamp="$EXAMPLE_CRDS/.stamp-$FLUX_SOURCE_VERSION-$FLUX_KUSTOMIZE_VERSION-$ARGOCD_VERSION"
+stamp="$EXAMPLE_CRDS/.stamp-$FLUX_SOURCE_VERSION-$FLUX_KUSTOMIZE_VERSION-$ARGOCD_VERSION-$PROMETHEUS_OPERATOR_VERSION"
 [ -f "$stamp" ] && exit 0
 rm -rf "$EXAMPLE_CRDS" && mkdir -p "$EXAMPLE_CRDS" "$CACHE/src/example-crds"
 cd "$CACHE/src/example-crds"
@@ -24,4 +28,12 @@ fetch github.com/fluxcd/source-controller "$FLUX_SOURCE_VERSION" config/crd/base
 fetch github.com/fluxcd/kustomize-controller "$FLUX_KUSTOMIZE_VERSION" config/crd/bases/kustomize.toolkit.fluxcd.io_kustomizations.yaml
 fetch github.com/argoproj/argo-cd/v3 "$ARGOCD_VERSION" manifests/crds/application-crd.yaml
 chmod u+w "$EXAMPLE_CRDS"/*.yaml
+
+monitoring=github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring
+printf 'package crds\n\nimport _ "%s/v1"\n' "$monitoring" > monitoring.go
+GOFLAGS=-mod=mod go get "$monitoring@$PROMETHEUS_OPERATOR_VERSION" >/dev/null 2>&1 || {
+  echo "error: could not download $monitoring@$PROMETHEUS_OPERATOR_VERSION from the Go module proxy" >&2; exit 1; }
+GOFLAGS=-mod=mod go mod tidy >/dev/null 2>&1
+"$CONTROLLER_GEN" crd:allowDangerousTypes=true paths="$monitoring/v1" output:crd:dir="$CACHE/src/example-crds/monitoring"
+cp monitoring/monitoring.coreos.com_servicemonitors.yaml monitoring/monitoring.coreos.com_prometheusrules.yaml "$EXAMPLE_CRDS/"
 touch "$stamp"
