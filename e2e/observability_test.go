@@ -216,17 +216,17 @@ func checkDashboard(t *testing.T, prom *promServer, ns string, began time.Time) 
 		}
 		for _, target := range p.Targets {
 			key := p.Title + "/" + target.RefID
+			judge, ok := expect[key]
+			delete(expect, key)
 			expr := expand(target.Expr, vars)
 			if u, err := unknownMetrics(expr, known); err != nil || len(u) > 0 {
 				t.Errorf("%s: %s selects metrics the manager does not export: %v %v", key, target.Expr, u, err)
 				continue
 			}
-			judge, ok := expect[key]
 			if !ok {
 				t.Errorf("%s: no expectation for this query; add one to the test", key)
 				continue
 			}
-			delete(expect, key)
 			var v model.Value
 			if target.Instant || target.Format == "table" {
 				v, _, _, err = prom.api.Query(ctx, expr, now)
@@ -239,6 +239,8 @@ func checkDashboard(t *testing.T, prom *promServer, ns string, began time.Time) 
 			}
 			if err := judge(v); err != nil {
 				t.Errorf("%s: %s: %v\nresult: %v", key, expr, err, v)
+			} else if vec, ok := v.(model.Vector); ok {
+				t.Logf("%s = %v", key, vec)
 			}
 		}
 	}

@@ -153,4 +153,8 @@ show
 run kubectl -n "$NS" get ruc web -o 'jsonpath={range .status.versionHistory[*]}{.version}{"\t"}{.status}{"\t"}{.appliedAt}{"\n"}{end}'
 events 3
 
+say "11. What Prometheus scrapes from the manager (the Grafana dashboard and alerts are in config/grafana and config/prometheus)"
+printf '%s$ curl -s http://127.0.0.1:18080/metrics | grep -E "^(rolling|pod)_upgrade_[a-z_]+(_total|_count)?[{]"%s\n' "$dim" "$off"
+curl -s http://127.0.0.1:18080/metrics | grep -E '^(rolling|pod)_upgrade_[a-z_]+(_total|_count)?[{]' | grep -v '_bucket' || true
+
 say "Done: held, applied in the window, rolled back twice, circuit opened, reset by a human, 1.3.0 running"
