@@ -2,10 +2,12 @@ package controllers
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus/testutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -124,6 +126,98 @@ func TestParseVersionList(t *testing.T) {
 		}
 		if err != nil || strings.Join(got, "|") != tc.want {
 			t.Errorf("parseVersionList(%q) = %v, %v; want %s", tc.value, got, err, tc.want)
+		}
+	}
+}
+
+// TestRolloutMetricsThroughReconcile: a rollout observed through Reconcile times the new pods,
+// and a config deleted in the middle of the next rollout leaves no series behind (no gauge stuck
+// at 1, no deadline that would alert).
+func TestRolloutMetricsThroughReconcile(t *testing.T) {
+	const ns = "metrics-reconcile"
+	objs := testObjects()
+	for _, o := range objs {
+		o.SetNamespace(ns)
+	}
+	c := fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(objs...).
+		WithStatusSubresource(&v1alpha1.RollingUpgradeConfig{}, &appsv1.Deployment{}).
+		WithIndex(&v1alpha1.RollingUpgradeConfig{}, indexTarget, configIndexes[indexTarget]).Build()
+	clock := clocktesting.NewFakePassiveClock(time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC))
+	r := &RollingUpgradeConfigReconciler{Client: c, APIReader: c, Recorder: events.NewFakeRecorder(100), Clock: clock}
+	req := ctrl.Request{NamespacedName: client.ObjectKey{Namespace: ns, Name: "web"}}
+	ctx := context.Background()
+	reconcile := func() {
+		t.Helper()
+		if _, err := r.Reconcile(ctx, req); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// renderAndBecomeHealthy plays the renderer, the Deployment controller and the kubelet: the
+	// Deployment runs image, and two new pods became Ready after ready.
+	renderAndBecomeHealthy := func(image string, ready time.Duration) {
+		t.Helper()
+		var d appsv1.Deployment
+		if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &d); err != nil {
+			t.Fatal(err)
+		}
+		d.Spec.Template.Spec.Containers[0].Image = image
+		if err := c.Update(ctx, &d); err != nil {
+			t.Fatal(err)
+		}
+		d.Status.ObservedGeneration = d.Generation
+		if err := c.Status().Update(ctx, &d); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 2 {
+			created := clock.Now().Add(time.Duration(i+1) * time.Second)
+			p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Name: fmt.Sprintf("web-%d", i), Namespace: ns, Labels: map[string]string{"app": "web"},
+				CreationTimestamp: metav1.NewTime(created)},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "web", Image: image}}},
+				Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: corev1.PodReady, Status: corev1.ConditionTrue,
+					LastTransitionTime: metav1.NewTime(created.Add(ready))}}}}
+			if err := c.Create(ctx, p); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+
+	reconcile() // 1.1.0 starts
+	if testutil.ToFloat64(rolloutActive.WithLabelValues(ns, "web")) != 1 || seriesOf(rolloutDeadline, ns) != 1 {
+		t.Fatal("no active rollout or deadline in the metrics")
+	}
+	renderAndBecomeHealthy("ghcr.io/acme/web:1.1.0", 4*time.Second)
+	clock.SetTime(clock.Now().Add(20 * time.Second))
+	reconcile() // 1.1.0 is healthy
+	if count, sum := histogramOf(t, podUpgradeDuration, ns); count != 2 || sum != 8 {
+		t.Errorf("pod upgrade durations: %d observations summing to %vs, want 2 pods of 4s", count, sum)
+	}
+	if count, _ := histogramOf(t, rolloutDuration, ns); count != 1 {
+		t.Errorf("%d rollout durations, want 1", count)
+	}
+
+	var av v1alpha1.ApplicationVersion
+	if err := c.Get(ctx, client.ObjectKey{Namespace: ns, Name: "web"}, &av); err != nil {
+		t.Fatal(err)
+	}
+	av.Spec.Version = "1.2.0"
+	if err := c.Update(ctx, &av); err != nil {
+		t.Fatal(err)
+	}
+	reconcile() // 1.2.0 starts
+	if testutil.ToFloat64(rolloutActive.WithLabelValues(ns, "web")) != 1 {
+		t.Fatal("the second rollout is not active")
+	}
+	var ruc v1alpha1.RollingUpgradeConfig
+	if err := c.Get(ctx, req.NamespacedName, &ruc); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete(ctx, &ruc); err != nil {
+		t.Fatal(err)
+	}
+	reconcile()
+	for _, v := range allVecs {
+		if n := seriesOf(v, ns); n != 0 {
+			t.Errorf("%d series left after the config was deleted mid-rollout", n)
 		}
 	}
 }
