@@ -44,7 +44,7 @@ var (
 	rolloutActive    = configGauge("rolling_upgrade_active", "1 while a rollout or its rollback is being watched.")
 	rolloutSuccess   = configCounter("rolling_upgrade_success_total", "Rollouts that passed their health check.")
 	rolloutFailure   = configCounter("rolling_upgrade_failure_total", "Rollouts that failed their health check (each is rolled back).")
-	rolloutRollbacks = configCounter("rolling_upgrade_rollbacks_total", "Rollbacks started.")
+	rolloutRollbacks = configCounter("rolling_upgrade_rollbacks_total", "Rollbacks started: failed health checks and targets removed by hand mid-check.")
 	circuitOpen      = configGauge("rolling_upgrade_circuit_open", "1 while the circuit breaker of the config is open.")
 	versionPending   = configGauge("rolling_upgrade_pending", "1 while a version is held for the maintenance window.")
 	rolloutDeadline  = configGauge("rolling_upgrade_deadline_timestamp_seconds",
@@ -61,10 +61,11 @@ func init() {
 		rolloutRollbacks, circuitOpen, versionPending, rolloutDeadline)
 }
 
-// recordMetrics updates the metrics of one config after its decision was written. started is the
-// start of the rollout the decision ends, if any; podUpgrades are the pod upgrade times measured
-// when it ended.
-func recordMetrics(ruc *v1alpha1.RollingUpgradeConfig, d rollout.Decision, started, now time.Time, podUpgrades []time.Duration) {
+// recordMetrics updates the metrics of one config after its decision was written. before is the
+// in-flight state the decision started from; podUpgrades are the pod upgrade times measured when a
+// rollout ended. Outcomes are counted on the move of the update-phase annotation out of a health
+// check, which is written once, so a decision repeated after a failed write counts nothing twice.
+func recordMetrics(ruc *v1alpha1.RollingUpgradeConfig, before rollout.Annotations, d rollout.Decision, now time.Time, podUpgrades []time.Duration) {
 	ns, name := ruc.Namespace, ruc.Name
 	st := d.Status
 	gauge := func(v bool) float64 {
@@ -74,7 +75,7 @@ func recordMetrics(ruc *v1alpha1.RollingUpgradeConfig, d rollout.Decision, start
 		return 0
 	}
 	// Counters and histograms exist at zero from the first sight of a config: a first increment
-	// from nothing is invisible to rate() and increase(), so the first rollback would not alert.
+	// from nothing is invisible to rate() and increase().
 	success, failure, rollbacks := rolloutSuccess.WithLabelValues(ns, name), rolloutFailure.WithLabelValues(ns, name), rolloutRollbacks.WithLabelValues(ns, name)
 	durations := map[string]prometheus.Observer{
 		resultSuccess:  rolloutDuration.WithLabelValues(ns, name, resultSuccess),
@@ -92,37 +93,35 @@ func recordMetrics(ruc *v1alpha1.RollingUpgradeConfig, d rollout.Decision, start
 		rolloutDeadline.DeleteLabelValues(ns, name)
 	}
 
+	if !endsHealthCheck(before, d) {
+		return
+	}
+	result := resultSuccess
+	if d.Annotations.UpdatePhase == rollout.PhaseRollingBack {
+		// A failed health check, or a target removed by hand mid-check.
+		result = resultRollback
+		rollbacks.Inc()
+	}
 	for _, e := range d.Events {
-		result := ""
 		switch e.Reason {
 		case v1alpha1.EventUpdateComplete:
 			success.Inc()
-			result = resultSuccess
 		case v1alpha1.EventUpdateRollback:
 			failure.Inc()
-			rollbacks.Inc()
-			result = resultRollback
-		default:
-			continue
 		}
-		if !started.IsZero() {
-			durations[result].Observe(now.Sub(started).Seconds())
-		}
-		for _, p := range podUpgrades {
-			pods.Observe(p.Seconds())
-		}
+	}
+	if started, err := time.Parse(time.RFC3339, before.UpdateStarted); err == nil {
+		durations[result].Observe(now.Sub(started).Seconds())
+	}
+	for _, p := range podUpgrades {
+		pods.Observe(p.Seconds())
 	}
 }
 
-// endsRollout reports whether a decision ends a rollout (healthy, or rolled back), which is when
-// the pods of the new version are timed.
-func endsRollout(d rollout.Decision) bool {
-	for _, e := range d.Events {
-		if e.Reason == v1alpha1.EventUpdateComplete || e.Reason == v1alpha1.EventUpdateRollback {
-			return true
-		}
-	}
-	return false
+// endsHealthCheck reports whether a decision ends a health check (healthy, or rolling back): the
+// moment a rollout's outcome is counted and its new pods are timed.
+func endsHealthCheck(before rollout.Annotations, d rollout.Decision) bool {
+	return before.UpdatePhase == rollout.PhaseHealthCheck && d.Annotations.UpdatePhase != rollout.PhaseHealthCheck
 }
 
 // forgetMetrics removes every series of a deleted config, so no stale gauge stays at 1.

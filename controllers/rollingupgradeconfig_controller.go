@@ -41,9 +41,8 @@ func (r *RollingUpgradeConfigReconciler) Reconcile(ctx context.Context, req ctrl
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	// The in-flight state before the decision, for timing a rollout the decision ends.
+	// The in-flight state before the decision, for the metrics of a rollout the decision ends.
 	before := rollout.AnnotationsOf(&ruc)
-	started, _ := time.Parse(time.RFC3339, before.UpdateStarted)
 	in, w, err := r.gather(ctx, &ruc)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -64,18 +63,19 @@ func (r *RollingUpgradeConfigReconciler) Reconcile(ctx context.Context, req ctrl
 	for _, e := range d.Events {
 		r.Recorder.Eventf(&ruc, nil, e.Type, e.Reason, "Reconcile", "%s", e.Message)
 	}
-	recordMetrics(&ruc, d, started, in.Now, r.podUpgrades(ctx, &ruc, w, d, before.TargetImage, started))
+	recordMetrics(&ruc, before, d, in.Now, r.podUpgrades(ctx, &ruc, w, before, d))
 	return ctrl.Result{RequeueAfter: d.RequeueAfter}, nil
 }
 
-// podUpgrades times the pods of the new version when the decision ends a rollout. It only feeds a
-// metric, so a failure to list the pods is logged and the rollout goes on.
+// podUpgrades times the pods of the new version when the decision ends a health check. It only
+// feeds a metric, so a failure to list the pods is logged and the rollout goes on.
 func (r *RollingUpgradeConfigReconciler) podUpgrades(ctx context.Context, ruc *v1alpha1.RollingUpgradeConfig, w *workload,
-	d rollout.Decision, target string, started time.Time) []time.Duration {
-	if w == nil || started.IsZero() || target == "" || !endsRollout(d) {
+	before rollout.Annotations, d rollout.Decision) []time.Duration {
+	started, err := time.Parse(time.RFC3339, before.UpdateStarted)
+	if w == nil || err != nil || before.TargetImage == "" || !endsHealthCheck(before, d) {
 		return nil
 	}
-	times, err := podUpgradeTimes(ctx, r.APIReader, w, ruc.Spec.Container, target, started)
+	times, err := podUpgradeTimes(ctx, r.APIReader, w, ruc.Spec.Container, before.TargetImage, started)
 	if err != nil {
 		logf.FromContext(ctx).Error(err, "timing the pods of the new version for pod_upgrade_duration_seconds")
 	}

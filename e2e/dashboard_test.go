@@ -55,6 +55,17 @@ func loadDashboard(t *testing.T) *dashboard {
 	return &d
 }
 
+// textbox is the default value of a textbox variable, "" if there is none.
+func (d *dashboard) textbox(name string) string {
+	for _, v := range d.Templating.List {
+		var q string
+		if v.Name == name && v.Type == "textbox" && json.Unmarshal(v.Query, &q) == nil {
+			return q
+		}
+	}
+	return ""
+}
+
 // variableQuery is a query variable's Grafana query, label_values(SELECTOR, LABEL).
 type variableQuery struct{ selector, label string }
 

@@ -25,8 +25,8 @@ type promServer struct {
 }
 
 // startPrometheus runs Prometheus with config/prometheus/rollgate.rules.yaml, scraping the given
-// metrics addresses as job "rollgate" (the job the ServiceMonitor gives the manager), until the
-// test ends.
+// metrics addresses as job "rollgate" with the manager's labels honoured (as the ServiceMonitor
+// does), until the test ends.
 func startPrometheus(t *testing.T, targets ...string) *promServer {
 	t.Helper()
 	bin, err := exec.LookPath("prometheus")
@@ -43,6 +43,7 @@ rule_files:
 - %s
 scrape_configs:
 - job_name: rollgate
+  honor_labels: true
   static_configs:
   - targets: ['%s']
 `, filepath.Join(repoRoot, "config", "prometheus", "rollgate.rules.yaml"), strings.Join(targets, "', '"))

@@ -210,6 +210,7 @@ func idle(d *Decision, in Input) {
 		d.RequeueAfter = next.Sub(in.Now)
 	case w.Verdict.State != health.Healthy:
 		// Never start on a broken workload: its failure would be blamed on the new version.
+		st.Phase = restingPhase(st)
 		st.TargetVersion, st.NextWindow = "", nil
 		d.waiting(v1alpha1.ReasonWorkloadNotHealthy, "%s is not healthy (%s); %s waits until it is", w.Description, w.Verdict.Message, choice.Tag)
 	default:
@@ -260,11 +261,14 @@ func healthCheck(d *Decision, in Input) {
 	timeout := in.Config.Spec.HealthTimeoutOrDefault()
 	rendered := w.Image == a.TargetImage
 
+	// Ending a health check records it in status (idempotent, keyed by version and start) and moves
+	// the annotations out of HealthCheck. The events go with that move, which happens once: if the
+	// status was written but the annotations were not (a conflict, a crash), no event went out, and
+	// the repeated decision emits it.
 	switch {
 	case rendered && w.Verdict.State == health.Healthy:
-		if bookkeeping.Success(st, ver, a.TargetImage, appliedAt) {
-			d.event(corev1.EventTypeNormal, v1alpha1.EventUpdateComplete, "%s is healthy after %s", a.TargetImage, elapsed.Round(time.Second))
-		}
+		bookkeeping.Success(st, ver, a.TargetImage, appliedAt)
+		d.event(corev1.EventTypeNormal, v1alpha1.EventUpdateComplete, "%s is healthy after %s", a.TargetImage, elapsed.Round(time.Second))
 		d.Annotations.UpdatePhase, d.Annotations.UpdateStarted = PhaseIdle, ""
 		d.StatusFirst = true
 		st.Phase, st.TargetVersion = v1alpha1.PhaseCompleted, ""
@@ -276,10 +280,9 @@ func healthCheck(d *Decision, in Input) {
 			why = fmt.Sprintf("failed after %s: %s: %s", elapsed.Round(time.Second), w.Verdict.Reason, verdict)
 		}
 		recorded, opened := bookkeeping.Rollback(st, ver, a.TargetImage, appliedAt, in.Config.Spec.MaxRollbacks)
-		if recorded {
-			d.event(corev1.EventTypeWarning, v1alpha1.EventUpdateRollback, "%s %s; rolling back to %s", a.TargetImage, why, orNone(st.CurrentImage))
-		}
-		if opened {
+		d.event(corev1.EventTypeWarning, v1alpha1.EventUpdateRollback, "%s %s; rolling back to %s", a.TargetImage, why, orNone(st.CurrentImage))
+		// The circuit opened now, or (a repeated decision) with the record written last time.
+		if opened || (!recorded && st.CircuitOpen) {
 			d.event(corev1.EventTypeWarning, v1alpha1.EventCircuitOpen, "%s", circuitMessage(st, ""))
 		}
 		d.Annotations.TargetImage, d.Annotations.UpdatePhase = "", PhaseRollingBack

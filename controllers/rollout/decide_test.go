@@ -210,11 +210,12 @@ func TestSuccessIsRecordedOnce(t *testing.T) {
 		d.Status.CurrentVersion != "1.1.0" || d.Status.RollbackCount != 0 {
 		t.Fatalf("status = %+v", d.Status)
 	}
-	// The status was written, then the manager died before the annotations: the same decision again.
+	// The status was written, then the manager died before the annotations (so before the events):
+	// the same decision again records nothing twice and emits the event that was not emitted.
 	again := cfg.DeepCopy()
 	again.Status = d.Status
 	d2 := Decide(Input{Now: now.Add(time.Second), Config: again, Workload: deploymentAt("1.1.0", healthy)})
-	if len(d2.Status.VersionHistory) != 1 || len(d2.Events) != 0 || d2.Annotations.UpdatePhase != PhaseIdle {
+	if len(d2.Status.VersionHistory) != 1 || reasons(d2.Events) != v1alpha1.EventUpdateComplete || d2.Annotations.UpdatePhase != PhaseIdle {
 		t.Errorf("second decision: history %d, events %s, annotations %+v", len(d2.Status.VersionHistory), reasons(d2.Events), d2.Annotations)
 	}
 }
@@ -232,6 +233,14 @@ func TestRollbackBookkeepingAndCircuit(t *testing.T) {
 	}
 	if got := reasons(d.Events); got != "UpdateRollback,CircuitOpen" {
 		t.Errorf("events = %s", got)
+	}
+	// The status was written but the annotations were not: the repeated decision counts nothing
+	// twice and emits the events that never went out.
+	repeated := cfg.DeepCopy()
+	repeated.Status = d.Status
+	if d2 := Decide(Input{Now: now.Add(time.Second), Config: repeated, Workload: deploymentAt("1.2.2", pending)}); d2.Status.RollbackCount != 3 ||
+		len(d2.Status.FailedVersions) != 3 || reasons(d2.Events) != "UpdateRollback,CircuitOpen" {
+		t.Errorf("repeated: rollbacks %d, failed %v, events %s", d2.Status.RollbackCount, d2.Status.FailedVersions, reasons(d2.Events))
 	}
 
 	// The rollback finishes: the workload is healthy on the current image again.

@@ -44,6 +44,12 @@ func TestConditionsFollowKstatusInEveryPhase(t *testing.T) {
 		{"a version held for the window: Pending is a resting state",
 			Input{Config: config(current("1.0.0"), windowAt("0 12 * * *", time.Hour)), Workload: deploymentAt("1.0.0", healthy), Candidates: av("1.1.0")},
 			v1alpha1.PhasePending, status.CurrentStatus},
+		{"a held version whose window opened on an unhealthy workload is no longer Pending",
+			Input{Config: config(current("1.0.0"), func(c *v1alpha1.RollingUpgradeConfig) {
+				c.Status.Phase, c.Status.TargetVersion = v1alpha1.PhasePending, "1.1.0"
+			}),
+				Workload: deploymentAt("1.0.0", pending), Candidates: av("1.1.0")},
+			v1alpha1.PhaseIdle, status.InProgressStatus},
 		{"a rollout starts",
 			Input{Config: config(current("1.0.0")), Workload: deploymentAt("1.0.0", healthy), Candidates: av("1.1.0")},
 			v1alpha1.PhaseInProgress, status.InProgressStatus},
