@@ -13,9 +13,7 @@ import (
 	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
 	"github.com/prometheus/common/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/client-go/util/retry"
 	"k8s.io/utils/ptr"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
 )
@@ -99,32 +97,6 @@ func TestObservabilityOnARealPrometheus(t *testing.T) {
 // settled: annotations and status agree that nothing is in flight or that the status caught up.
 func settled(c *v1alpha1.RollingUpgradeConfig) bool {
 	return c.Status.ObservedGeneration == c.Generation && c.Annotations[v1alpha1.UpdatePhaseAnnotation] == ""
-}
-
-func waitNamed(t *testing.T, ns, name string, timeout time.Duration, what string, cond func(*v1alpha1.RollingUpgradeConfig) bool) {
-	t.Helper()
-	eventually(t, timeout, name+": "+what, func(ctx context.Context) (bool, string, error) {
-		var c v1alpha1.RollingUpgradeConfig
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &c); err != nil {
-			return false, err.Error(), nil
-		}
-		return cond(&c), describeConfig(&c), nil
-	})
-}
-
-func announceNamed(t *testing.T, ns, name, version string) {
-	t.Helper()
-	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
-		var av v1alpha1.ApplicationVersion
-		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &av); err != nil {
-			return err
-		}
-		av.Spec.Version = version
-		return k8s.Update(context.Background(), &av)
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
 }
 
 // check judges the result of one dashboard query.

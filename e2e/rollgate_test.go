@@ -85,16 +85,22 @@ func config(mods ...func(*v1alpha1.RollingUpgradeConfig)) *v1alpha1.RollingUpgra
 // announce sets the ApplicationVersion's version, as Flux would after Renovate's PR is merged.
 func (s *scenario) announce(version string) {
 	s.t.Helper()
+	announceNamed(s.t, s.ns, "app", version)
+}
+
+// announceNamed sets the version of the ApplicationVersion name in namespace ns.
+func announceNamed(t *testing.T, ns, name, version string) {
+	t.Helper()
 	err := retry.RetryOnConflict(retry.DefaultRetry, func() error {
 		var av v1alpha1.ApplicationVersion
-		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: s.ns, Name: "app"}, &av); err != nil {
+		if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: name}, &av); err != nil {
 			return err
 		}
 		av.Spec.Version = version
 		return k8s.Update(context.Background(), &av)
 	})
 	if err != nil {
-		s.t.Fatal(err)
+		t.Fatal(err)
 	}
 }
 
@@ -116,9 +122,15 @@ func (s *scenario) config() *v1alpha1.RollingUpgradeConfig {
 // waitConfig waits until cond holds for the config.
 func (s *scenario) waitConfig(timeout time.Duration, what string, cond func(c *v1alpha1.RollingUpgradeConfig) bool) *v1alpha1.RollingUpgradeConfig {
 	s.t.Helper()
+	return waitNamed(s.t, s.ns, "app", timeout, what, cond)
+}
+
+// waitNamed waits until cond holds for the config name in namespace ns.
+func waitNamed(t *testing.T, ns, name string, timeout time.Duration, what string, cond func(*v1alpha1.RollingUpgradeConfig) bool) *v1alpha1.RollingUpgradeConfig {
+	t.Helper()
 	var c v1alpha1.RollingUpgradeConfig
-	eventually(s.t, timeout, what, func(ctx context.Context) (bool, string, error) {
-		if err := k8s.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: "app"}, &c); err != nil {
+	eventually(t, timeout, name+": "+what, func(ctx context.Context) (bool, string, error) {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &c); err != nil {
 			return false, err.Error(), nil
 		}
 		return cond(&c), describeConfig(&c), nil
