@@ -77,10 +77,8 @@ func recordMetrics(ruc *v1alpha1.RollingUpgradeConfig, before rollout.Annotation
 	// Counters and histograms exist at zero from the first sight of a config: a first increment
 	// from nothing is invisible to rate() and increase().
 	success, failure, rollbacks := rolloutSuccess.WithLabelValues(ns, name), rolloutFailure.WithLabelValues(ns, name), rolloutRollbacks.WithLabelValues(ns, name)
-	durations := map[string]prometheus.Observer{
-		resultSuccess:  rolloutDuration.WithLabelValues(ns, name, resultSuccess),
-		resultRollback: rolloutDuration.WithLabelValues(ns, name, resultRollback),
-	}
+	rolloutDuration.WithLabelValues(ns, name, resultSuccess)
+	rolloutDuration.WithLabelValues(ns, name, resultRollback)
 	pods := podUpgradeDuration.WithLabelValues(ns, name)
 
 	active := st.Phase == v1alpha1.PhaseInProgress || st.Phase == v1alpha1.PhaseRollingBack
@@ -111,7 +109,7 @@ func recordMetrics(ruc *v1alpha1.RollingUpgradeConfig, before rollout.Annotation
 		}
 	}
 	if started, err := time.Parse(time.RFC3339, before.UpdateStarted); err == nil {
-		durations[result].Observe(now.Sub(started).Seconds())
+		rolloutDuration.WithLabelValues(ns, name, result).Observe(now.Sub(started).Seconds())
 	}
 	for _, p := range podUpgrades {
 		pods.Observe(p.Seconds())

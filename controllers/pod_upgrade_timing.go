@@ -31,7 +31,7 @@ func podUpgradeDurations(pods []corev1.Pod, container, image string, since time.
 	for i := range pods {
 		p := &pods[i]
 		created := p.CreationTimestamp.Time
-		if created.Before(since) || managedImage(p.Spec.Containers, container) != image {
+		if c := managedContainer(p.Spec.Containers, container); created.Before(since) || c == nil || c.Image != image {
 			continue
 		}
 		for _, c := range p.Status.Conditions {
@@ -41,13 +41,4 @@ func podUpgradeDurations(pods []corev1.Pod, container, image string, since time.
 		}
 	}
 	return out
-}
-
-func managedImage(cs []corev1.Container, name string) string {
-	for i := range cs {
-		if name == "" || cs[i].Name == name {
-			return cs[i].Image
-		}
-	}
-	return ""
 }

@@ -86,17 +86,25 @@ func (w *workload) container(name string) (*corev1.Container, error) {
 	if len(cs) == 0 {
 		return nil, fmt.Errorf("%s has no containers", w.describe())
 	}
-	if name == "" {
-		return &cs[0], nil
+	if c := managedContainer(cs, name); c != nil {
+		return c, nil
 	}
 	names := make([]string, 0, len(cs))
 	for i := range cs {
-		if cs[i].Name == name {
-			return &cs[i], nil
-		}
 		names = append(names, cs[i].Name)
 	}
 	return nil, fmt.Errorf("container %q not found in %s (containers: %s)", name, w.describe(), strings.Join(names, ", "))
+}
+
+// managedContainer is the container a config manages among cs: the named one, or the first; nil
+// when there is none.
+func managedContainer(cs []corev1.Container, name string) *corev1.Container {
+	for i := range cs {
+		if name == "" || cs[i].Name == name {
+			return &cs[i]
+		}
+	}
+	return nil
 }
 
 // facts is what the rollout decision needs to know of the workload.
