@@ -96,17 +96,16 @@ func recordMetrics(ruc *v1alpha1.RollingUpgradeConfig, before rollout.Annotation
 	}
 	result := resultSuccess
 	if d.Annotations.UpdatePhase == rollout.PhaseRollingBack {
-		// A failed health check, or a target removed by hand mid-check.
+		// A failed health check, or a target removed by hand mid-check (no UpdateRollback event).
 		result = resultRollback
 		rollbacks.Inc()
-	}
-	for _, e := range d.Events {
-		switch e.Reason {
-		case v1alpha1.EventUpdateComplete:
-			success.Inc()
-		case v1alpha1.EventUpdateRollback:
-			failure.Inc()
+		for _, e := range d.Events {
+			if e.Reason == v1alpha1.EventUpdateRollback {
+				failure.Inc()
+			}
 		}
+	} else {
+		success.Inc()
 	}
 	if started, err := time.Parse(time.RFC3339, before.UpdateStarted); err == nil {
 		rolloutDuration.WithLabelValues(ns, name, result).Observe(now.Sub(started).Seconds())

@@ -2,25 +2,21 @@ package controllers
 
 import (
 	"context"
+	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 )
 
 // podUpgradeTimes lists the workload's pods (uncached: the manager does not watch pods) and times
 // those that run image in the managed container and were created since the rollout started.
 func podUpgradeTimes(ctx context.Context, reader client.Reader, w *workload, container, image string, since time.Time) ([]time.Duration, error) {
-	selector, err := metav1.LabelSelectorAsSelector(w.selector())
+	pods, err := listPods(ctx, reader, w.object().GetNamespace(), w.selector())
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%s: %w", w.describe(), err)
 	}
-	var pods corev1.PodList
-	if err := reader.List(ctx, &pods, client.InNamespace(w.object().GetNamespace()), client.MatchingLabelsSelector{Selector: selector}); err != nil {
-		return nil, err
-	}
-	return podUpgradeDurations(pods.Items, container, image, since), nil
+	return podUpgradeDurations(pods, container, image, since), nil
 }
 
 // podUpgradeDurations is, for every pod of the new version that became Ready, the time from its
@@ -34,10 +30,8 @@ func podUpgradeDurations(pods []corev1.Pod, container, image string, since time.
 		if c := managedContainer(p.Spec.Containers, container); created.Before(since) || c == nil || c.Image != image {
 			continue
 		}
-		for _, c := range p.Status.Conditions {
-			if c.Type == corev1.PodReady && c.Status == corev1.ConditionTrue && !c.LastTransitionTime.Time.Before(created) {
-				out = append(out, c.LastTransitionTime.Sub(created))
-			}
+		if r := readyCondition(p); r != nil && r.Status == corev1.ConditionTrue && !r.LastTransitionTime.Time.Before(created) {
+			out = append(out, r.LastTransitionTime.Sub(created))
 		}
 	}
 	return out

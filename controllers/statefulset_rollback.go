@@ -17,16 +17,12 @@ import (
 // of the template alone never finishes (kubernetes/kubernetes#67250). Pods are read uncached: the
 // manager does not watch pods.
 func deleteStuckPods(ctx context.Context, reader client.Reader, writer client.Writer, sts *appsv1.StatefulSet) error {
-	selector, err := metav1.LabelSelectorAsSelector(sts.Spec.Selector)
+	pods, err := listPods(ctx, reader, sts.Namespace, sts.Spec.Selector)
 	if err != nil {
-		return fmt.Errorf("StatefulSet %s selector: %w", sts.Name, err)
+		return fmt.Errorf("StatefulSet %s: %w", sts.Name, err)
 	}
-	var pods corev1.PodList
-	if err := reader.List(ctx, &pods, client.InNamespace(sts.Namespace), client.MatchingLabelsSelector{Selector: selector}); err != nil {
-		return err
-	}
-	for i := range pods.Items {
-		p := &pods.Items[i]
+	for i := range pods {
+		p := &pods[i]
 		owner := metav1.GetControllerOf(p)
 		if owner == nil || owner.UID != sts.UID || p.DeletionTimestamp != nil ||
 			p.Labels[appsv1.StatefulSetRevisionLabel] == sts.Status.UpdateRevision || podReady(p) {
@@ -42,10 +38,6 @@ func deleteStuckPods(ctx context.Context, reader client.Reader, writer client.Wr
 }
 
 func podReady(p *corev1.Pod) bool {
-	for _, c := range p.Status.Conditions {
-		if c.Type == corev1.PodReady {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
+	c := readyCondition(p)
+	return c != nil && c.Status == corev1.ConditionTrue
 }

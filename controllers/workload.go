@@ -73,6 +73,29 @@ func (w *workload) selector() *metav1.LabelSelector {
 	return w.statefulSet.Spec.Selector
 }
 
+// listPods reads the pods a workload's selector matches, uncached: the manager does not watch pods.
+func listPods(ctx context.Context, reader client.Reader, namespace string, sel *metav1.LabelSelector) ([]corev1.Pod, error) {
+	selector, err := metav1.LabelSelectorAsSelector(sel)
+	if err != nil {
+		return nil, fmt.Errorf("selector: %w", err)
+	}
+	var pods corev1.PodList
+	if err := reader.List(ctx, &pods, client.InNamespace(namespace), client.MatchingLabelsSelector{Selector: selector}); err != nil {
+		return nil, err
+	}
+	return pods.Items, nil
+}
+
+// readyCondition is the pod's Ready condition, nil if it has none yet.
+func readyCondition(p *corev1.Pod) *corev1.PodCondition {
+	for i := range p.Status.Conditions {
+		if p.Status.Conditions[i].Type == corev1.PodReady {
+			return &p.Status.Conditions[i]
+		}
+	}
+	return nil
+}
+
 func (w *workload) verdict() health.Verdict {
 	if w.deployment != nil {
 		return health.Deployment(w.deployment)

@@ -142,11 +142,15 @@ func waitNamed(t *testing.T, ns, name string, timeout time.Duration, what string
 // in its annotations (status and annotations are two writes, so one can be seen before the other).
 func (s *scenario) waitPhase(timeout time.Duration, phase v1alpha1.Phase) *v1alpha1.RollingUpgradeConfig {
 	s.t.Helper()
+	return s.waitConfig(timeout, "phase "+string(phase), func(c *v1alpha1.RollingUpgradeConfig) bool { return inPhase(c, phase) })
+}
+
+// inPhase: the status shows the phase for the current generation, and the annotations the
+// matching in-flight state.
+func inPhase(c *v1alpha1.RollingUpgradeConfig, phase v1alpha1.Phase) bool {
 	annotation := map[v1alpha1.Phase]string{v1alpha1.PhaseInProgress: "HealthCheck", v1alpha1.PhaseRollingBack: "RollingBack"}[phase]
-	return s.waitConfig(timeout, "phase "+string(phase), func(c *v1alpha1.RollingUpgradeConfig) bool {
-		return c.Status.Phase == phase && c.Status.ObservedGeneration == c.Generation &&
-			c.Annotations[v1alpha1.UpdatePhaseAnnotation] == annotation
-	})
+	return c.Status.Phase == phase && c.Status.ObservedGeneration == c.Generation &&
+		c.Annotations[v1alpha1.UpdatePhaseAnnotation] == annotation
 }
 
 func describeConfig(c *v1alpha1.RollingUpgradeConfig) string {
