@@ -15,11 +15,13 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/image"
 	"github.com/rollgate/rollgate/controllers/version"
 )
 
 // ApplicationVersionReconciler reports on each ApplicationVersion whether its version can be used:
-// Ready=False with reason NotSemver for a tag such as "latest", which every config ignores.
+// Ready=False with reason NotSemver for a tag such as "latest", which every config ignores, and
+// NotATag for a version no image can have, such as 1.4.0+build.5.
 type ApplicationVersionReconciler struct {
 	Client client.Client
 	Clock  clock.PassiveClock
@@ -35,7 +37,12 @@ func (r *ApplicationVersionReconciler) Reconcile(ctx context.Context, req ctrl.R
 	cond := metav1.Condition{Type: meta.ReadyCondition, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonValid,
 		Message:            fmt.Sprintf("%s:%s can be rolled out", av.Spec.Image, av.Spec.Version),
 		ObservedGeneration: av.Generation, LastTransitionTime: metav1.NewTime(r.Clock.Now())}
-	if !version.IsSemver(av.Spec.Version) {
+	switch {
+	case !image.IsTag(av.Spec.Version):
+		cond.Status, cond.Reason = metav1.ConditionFalse, v1alpha1.ReasonNotATag
+		cond.Message = fmt.Sprintf("version %q is not an image tag (letters, digits, '_', '.' and '-' only; no build metadata such as +build.5); "+
+			"configs that read it stall until it is fixed", av.Spec.Version)
+	case !version.IsSemver(av.Spec.Version):
 		cond.Status, cond.Reason = metav1.ConditionFalse, v1alpha1.ReasonNotSemver
 		cond.Message = fmt.Sprintf("version %q is not semver; configs ignore it", av.Spec.Version)
 	}

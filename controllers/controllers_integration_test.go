@@ -211,6 +211,9 @@ func TestIntegrationBadSourcesStallOnlyTheirConfig(t *testing.T) {
 		{"ApplicationVersion of another image", []client.Object{&v1alpha1.ApplicationVersion{ObjectMeta: metav1.ObjectMeta{Name: "web"},
 			Spec: v1alpha1.ApplicationVersionSpec{Image: "ghcr.io/acme/api", Version: "1.1.0"}}},
 			v1alpha1.VersionSource{ApplicationVersion: &v1alpha1.ApplicationVersionSource{Name: "web"}}, "InvalidSpec", "announces image ghcr.io/acme/api"},
+		{"ApplicationVersion with build metadata, semver but no image tag", []client.Object{&v1alpha1.ApplicationVersion{ObjectMeta: metav1.ObjectMeta{Name: "web"},
+			Spec: v1alpha1.ApplicationVersionSpec{Image: "ghcr.io/acme/web", Version: "1.4.0+build.5"}}},
+			v1alpha1.VersionSource{ApplicationVersion: &v1alpha1.ApplicationVersionSource{Name: "web"}}, "InvalidSpec", `announces "1.4.0+build.5", which is not an image tag`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

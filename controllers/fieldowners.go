@@ -13,8 +13,8 @@ import (
 
 // A GitOps tool that applies the workload from Git with force takes the image field back, and the
 // renderer would put its image back in turn, again and again. The renderer counts such reverts on
-// the workload (v1alpha1.RevertsAnnotation) and stops at v1alpha1.MaxImageReverts; the engine then
-// reports the other field manager.
+// the workload (v1alpha1.RevertsAnnotation) since it last rendered a new image, and stops at
+// v1alpha1.MaxImageReverts (decideRender); the engine then reports the other field manager.
 
 // imageOwners lists the field managers that own the image of the named container in a pod
 // template (spec.template.spec.containers[name=...].image).

@@ -61,11 +61,11 @@ func init() {
 		rolloutRollbacks, circuitOpen, versionPending, rolloutDeadline)
 }
 
-// recordMetrics updates the metrics of one config after its decision was written. before is the
-// in-flight state the decision started from; podUpgrades are the pod upgrade times measured when a
-// rollout ended. Outcomes are counted on the move of the update-phase annotation out of a health
-// check, which is written once, so a decision repeated after a failed write counts nothing twice.
-func recordMetrics(ruc *v1alpha1.RollingUpgradeConfig, before rollout.Annotations, d rollout.Decision, now time.Time, podUpgrades []time.Duration) {
+// recordMetrics updates the metrics of one config after its decision was written; podUpgrades are
+// the pod upgrade times measured when a rollout ended. Outcomes are counted from the decision's
+// Outcome, which only a decision that moves the update-phase annotation out of a health check has;
+// that move is written once, so a decision repeated after a failed write counts nothing twice.
+func recordMetrics(ruc *v1alpha1.RollingUpgradeConfig, d rollout.Decision, now time.Time, podUpgrades []time.Duration) {
 	ns, name := ruc.Namespace, ruc.Name
 	st := d.Status
 	gauge := func(v bool) float64 {
@@ -91,34 +91,31 @@ func recordMetrics(ruc *v1alpha1.RollingUpgradeConfig, before rollout.Annotation
 		rolloutDeadline.DeleteLabelValues(ns, name)
 	}
 
-	if !endsHealthCheck(before, d) {
+	result := resultSuccess
+	switch d.Outcome {
+	case rollout.OutcomeHealthy:
+		success.Inc()
+	case rollout.OutcomeFailed:
+		failure.Inc()
+		rollbacks.Inc()
+		result = resultRollback
+	case rollout.OutcomeAbandoned:
+		// A target removed by hand mid-check is rolled back without a verdict on the version; a
+		// config retargeted mid-check touches no workload.
+		if d.Annotations.Step != rollout.StepRollingBack {
+			return
+		}
+		rollbacks.Inc()
+		result = resultRollback
+	default:
 		return
 	}
-	result := resultSuccess
-	if d.Annotations.UpdatePhase == rollout.PhaseRollingBack {
-		// A failed health check, or a target removed by hand mid-check (no UpdateRollback event).
-		result = resultRollback
-		rollbacks.Inc()
-		for _, e := range d.Events {
-			if e.Reason == v1alpha1.EventUpdateRollback {
-				failure.Inc()
-			}
-		}
-	} else {
-		success.Inc()
-	}
-	if started, err := time.Parse(time.RFC3339, before.UpdateStarted); err == nil {
-		rolloutDuration.WithLabelValues(ns, name, result).Observe(now.Sub(started).Seconds())
+	if !d.Rollout.Started.IsZero() {
+		rolloutDuration.WithLabelValues(ns, name, result).Observe(now.Sub(d.Rollout.Started).Seconds())
 	}
 	for _, p := range podUpgrades {
 		pods.Observe(p.Seconds())
 	}
-}
-
-// endsHealthCheck reports whether a decision ends a health check (healthy, or rolling back): the
-// moment a rollout's outcome is counted and its new pods are timed.
-func endsHealthCheck(before rollout.Annotations, d rollout.Decision) bool {
-	return before.UpdatePhase == rollout.PhaseHealthCheck && d.Annotations.UpdatePhase != rollout.PhaseHealthCheck
 }
 
 // forgetMetrics removes every series of a deleted config, so no stale gauge stays at 1.

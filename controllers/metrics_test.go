@@ -21,24 +21,23 @@ func TestMetricsFollowDecisionsAndGoWithTheConfig(t *testing.T) {
 	ruc := &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "metrics-test", Name: "web"}}
 	ruc.Spec.HealthTimeout = &metav1.Duration{Duration: 10 * time.Minute}
 	start := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
-	idle := rollout.Annotations{}
-	inCheck := rollout.Annotations{TargetImage: "ghcr.io/acme/web:1.1.0", UpdatePhase: rollout.PhaseHealthCheck, UpdateStarted: start.Format(time.RFC3339)}
-	decide := func(phase v1alpha1.Phase, circuit bool, reasons ...string) rollout.Decision {
-		d := rollout.Decision{Status: v1alpha1.RollingUpgradeConfigStatus{Phase: phase, CircuitOpen: circuit}}
+	inCheck := rollout.Annotations{TargetImage: "ghcr.io/acme/web:1.1.0", Step: rollout.StepHealthCheck, UpdateStarted: start.Format(time.RFC3339)}
+	decide := func(phase v1alpha1.Phase, circuit bool, outcome rollout.Outcome) rollout.Decision {
+		d := rollout.Decision{Status: v1alpha1.RollingUpgradeConfigStatus{Phase: phase, CircuitOpen: circuit}, Outcome: outcome}
+		if outcome != rollout.OutcomeNone {
+			d.Rollout = rollout.Rollout{Image: inCheck.TargetImage, Started: start}
+		}
 		switch phase {
 		case v1alpha1.PhaseInProgress:
 			d.Annotations = inCheck
 		case v1alpha1.PhaseRollingBack:
-			d.Annotations = rollout.Annotations{UpdatePhase: rollout.PhaseRollingBack, UpdateStarted: inCheck.UpdateStarted}
-		}
-		for _, r := range reasons {
-			d.Events = append(d.Events, rollout.Event{Reason: r})
+			d.Annotations = rollout.Annotations{Step: rollout.StepRollingBack, UpdateStarted: inCheck.UpdateStarted}
 		}
 		return d
 	}
 	value := func(c prometheus.Collector) float64 { return testutil.ToFloat64(c) }
 
-	recordMetrics(ruc, idle, decide(v1alpha1.PhasePending, false, v1alpha1.EventVersionHeld), start, nil)
+	recordMetrics(ruc, decide(v1alpha1.PhasePending, false, rollout.OutcomeNone), start, nil)
 	if value(versionPending.WithLabelValues("metrics-test", "web")) != 1 {
 		t.Error("pending gauge not set")
 	}
@@ -55,21 +54,21 @@ func TestMetricsFollowDecisionsAndGoWithTheConfig(t *testing.T) {
 		t.Errorf("a deadline while nothing is in flight")
 	}
 
-	recordMetrics(ruc, idle, decide(v1alpha1.PhaseInProgress, false, v1alpha1.EventUpdateStarting), start, nil)
+	recordMetrics(ruc, decide(v1alpha1.PhaseInProgress, false, rollout.OutcomeStarted), start, nil)
 	if value(rolloutActive.WithLabelValues("metrics-test", "web")) != 1 || value(versionPending.WithLabelValues("metrics-test", "web")) != 0 {
 		t.Error("active/pending gauges wrong during the health check")
 	}
 	if got, want := value(rolloutDeadline.WithLabelValues("metrics-test", "web")), float64(start.Add(10*time.Minute).Unix()); got != want {
 		t.Errorf("deadline %v, want %v", got, want)
 	}
-	recordMetrics(ruc, inCheck, decide(v1alpha1.PhaseCompleted, false, v1alpha1.EventUpdateComplete), start.Add(42*time.Second),
+	recordMetrics(ruc, decide(v1alpha1.PhaseCompleted, false, rollout.OutcomeHealthy), start.Add(42*time.Second),
 		[]time.Duration{3 * time.Second, 4 * time.Second})
 	if n := seriesOf(rolloutDeadline, "metrics-test"); n != 0 {
 		t.Errorf("the deadline stays after the rollout ended")
 	}
-	recordMetrics(ruc, inCheck, decide(v1alpha1.PhaseRollingBack, true, v1alpha1.EventUpdateRollback, v1alpha1.EventCircuitOpen), start.Add(10*time.Minute), nil)
+	recordMetrics(ruc, decide(v1alpha1.PhaseRollingBack, true, rollout.OutcomeFailed), start.Add(10*time.Minute), nil)
 	// Watching the rollback again counts nothing more.
-	recordMetrics(ruc, decide(v1alpha1.PhaseRollingBack, true).Annotations, decide(v1alpha1.PhaseRollingBack, true), start.Add(11*time.Minute), nil)
+	recordMetrics(ruc, decide(v1alpha1.PhaseRollingBack, true, rollout.OutcomeNone), start.Add(11*time.Minute), nil)
 	if value(rolloutSuccess.WithLabelValues("metrics-test", "web")) != 1 ||
 		value(rolloutFailure.WithLabelValues("metrics-test", "web")) != 1 ||
 		value(rolloutRollbacks.WithLabelValues("metrics-test", "web")) != 1 ||
@@ -83,9 +82,14 @@ func TestMetricsFollowDecisionsAndGoWithTheConfig(t *testing.T) {
 		t.Errorf("pod upgrade durations: %d observations summing to %vs, want 2 and 7s", count, sum)
 	}
 	// A target removed by hand mid-check is a rollback, not a failure.
-	recordMetrics(ruc, inCheck, decide(v1alpha1.PhaseRollingBack, false), start.Add(time.Minute), nil)
+	recordMetrics(ruc, decide(v1alpha1.PhaseRollingBack, false, rollout.OutcomeAbandoned), start.Add(time.Minute), nil)
 	if value(rolloutRollbacks.WithLabelValues("metrics-test", "web")) != 2 || value(rolloutFailure.WithLabelValues("metrics-test", "web")) != 1 {
 		t.Error("a rollback by hand was not counted as a rollback only")
+	}
+	// A config retargeted mid-check abandons the rollout and rolls nothing back: no count.
+	recordMetrics(ruc, decide(v1alpha1.PhaseIdle, false, rollout.OutcomeAbandoned), start.Add(time.Minute), nil)
+	if value(rolloutRollbacks.WithLabelValues("metrics-test", "web")) != 2 {
+		t.Error("a retargeted config counted a rollback")
 	}
 
 	forgetMetrics("metrics-test", "web")
@@ -107,17 +111,12 @@ func TestMetricCardinalityIsPerConfig(t *testing.T) {
 		ruc := &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("app-%d", i)}}
 		start := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
 		for v := range rollouts {
-			ended := v1alpha1.EventUpdateComplete
+			d := rollout.Decision{Outcome: rollout.OutcomeHealthy,
+				Rollout: rollout.Rollout{Image: fmt.Sprintf("ghcr.io/acme/app:1.%d.0", v), Started: start}}
 			if v%2 == 1 {
-				ended = v1alpha1.EventUpdateRollback
+				d.Outcome, d.Annotations.Step = rollout.OutcomeFailed, rollout.StepRollingBack
 			}
-			before := rollout.Annotations{TargetImage: fmt.Sprintf("ghcr.io/acme/app:1.%d.0", v), UpdatePhase: rollout.PhaseHealthCheck,
-				UpdateStarted: start.Format(time.RFC3339)}
-			d := rollout.Decision{Events: []rollout.Event{{Reason: ended}}}
-			if ended == v1alpha1.EventUpdateRollback {
-				d.Annotations.UpdatePhase = rollout.PhaseRollingBack
-			}
-			recordMetrics(ruc, before, d, start.Add(time.Minute), []time.Duration{time.Second, 2 * time.Second, 3 * time.Second})
+			recordMetrics(ruc, d, start.Add(time.Minute), []time.Duration{time.Second, 2 * time.Second, 3 * time.Second})
 		}
 	}
 	t.Cleanup(func() {
@@ -207,9 +206,8 @@ func BenchmarkScrapeWith2000Configs(b *testing.B) {
 	start := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
 	for i := range configs {
 		ruc := &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("app-%d", i)}}
-		before := rollout.Annotations{TargetImage: "ghcr.io/acme/app:1.1.0", UpdatePhase: rollout.PhaseHealthCheck, UpdateStarted: start.Format(time.RFC3339)}
-		d := rollout.Decision{Events: []rollout.Event{{Reason: v1alpha1.EventUpdateComplete}}}
-		recordMetrics(ruc, before, d, start.Add(time.Minute), []time.Duration{2 * time.Second, 3 * time.Second})
+		d := rollout.Decision{Outcome: rollout.OutcomeHealthy, Rollout: rollout.Rollout{Image: "ghcr.io/acme/app:1.1.0", Started: start}}
+		recordMetrics(ruc, d, start.Add(time.Minute), []time.Duration{2 * time.Second, 3 * time.Second})
 	}
 	b.Cleanup(func() {
 		for i := range configs {

@@ -7,6 +7,8 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	imageref "github.com/rollgate/rollgate/controllers/image"
 )
 
 // podUpgradeTimes lists the workload's pods (uncached: the manager does not watch pods) and times
@@ -27,7 +29,7 @@ func podUpgradeDurations(pods []corev1.Pod, container, image string, since time.
 	for i := range pods {
 		p := &pods[i]
 		created := p.CreationTimestamp.Time
-		if c := managedContainer(p.Spec.Containers, container); created.Before(since) || c == nil || c.Image != image {
+		if c := managedContainer(p.Spec.Containers, container); created.Before(since) || c == nil || !imageref.Renders(c.Image, image) {
 			continue
 		}
 		if r := readyCondition(p); r != nil && r.Status == corev1.ConditionTrue && !r.LastTransitionTime.Time.Before(created) {

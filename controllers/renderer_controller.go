@@ -2,8 +2,7 @@ package controllers
 
 import (
 	"context"
-	"strconv"
-	"time"
+	"maps"
 
 	appsv1 "k8s.io/api/apps/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -15,17 +14,19 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
-	"github.com/rollgate/rollgate/controllers/image"
+	"github.com/rollgate/rollgate/controllers/rollout"
 )
 
 // RendererReconciler turns a config's rollgate.dev/target-image annotation into the image of the
 // managed container of its workload. Without the annotation it restores status.currentImage, the
 // last healthy image (that is how a rollback happens); with neither it leaves the workload alone.
+// rollout.RenderImage is the whole policy: a target set by hand that breaks a rule (suspend, an
+// open circuit, a failed version) is not rendered, and nothing recorded for another workload is.
 //
 // It writes by server-side apply with field manager "rollgate" and owns exactly one field of the
 // workload, the managed container's image, plus two annotations saying what it rendered and for
-// which config: sidecars, env and resources are never touched. It depends on nothing else in
-// rollgate, so it also serves hand-set annotations when the rollout engine is not running.
+// which config: sidecars, env and resources are never touched. It needs nothing from the
+// engine but that pure policy, so it also serves hand-set annotations when the engine is not running.
 type RendererReconciler struct {
 	Client client.Client
 	Clock  clock.PassiveClock
@@ -37,12 +38,10 @@ func (r *RendererReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if err := r.Client.Get(ctx, req.NamespacedName, &ruc); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	want := ruc.GetAnnotations()[v1alpha1.TargetImageAnnotation]
+	// What to render is the engine's policy (rollout.RenderImage); whatever it refuses, the engine
+	// reports on the config.
+	want, _ := rollout.RenderImage(&ruc)
 	if want == "" {
-		want = ruc.Status.CurrentImage
-	}
-	// An image of another repository is refused; the engine reports it on the config.
-	if want == "" || !image.SameRepository(want, ruc.Spec.Image) {
 		return ctrl.Result{}, nil
 	}
 	if owner, err := claimant(ctx, r.Client, &ruc); err != nil || owner != ruc.Name {
@@ -56,69 +55,36 @@ func (r *RendererReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if err != nil {
 		return ctrl.Result{}, nil // reported by the engine as InvalidSpec
 	}
+	owners, err := imageOwners(w.object().GetManagedFields(), c.Name)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
 	a := w.object().GetAnnotations()
-	log := logf.FromContext(ctx).WithValues("workload", w.describe(), "container", c.Name)
-	fight := revertState{count: reverts(a), by: a[v1alpha1.RevertedByAnnotation], at: a[v1alpha1.RevertedAtAnnotation]}
-	switch {
-	case c.Image == want:
-		if a[v1alpha1.LastImageAnnotation] == want && a[v1alpha1.LastUpdatedByAnnotation] == ruc.Name {
-			return ctrl.Result{}, nil
-		}
-	case a[v1alpha1.LastImageAnnotation] == want:
-		// Rendered before, and changed since: by another field manager?
-		owners, err := imageOwners(w.object().GetManagedFields(), c.Name)
-		if err != nil {
-			return ctrl.Result{}, err
-		}
-		if other := firstOther(owners); other != "" {
-			if fight.count >= v1alpha1.MaxImageReverts {
-				log.Info("not rendering again: another field manager keeps changing the image back", "manager", other, "reverts", fight.count)
-				return ctrl.Result{}, nil
-			}
-			now := r.Clock.Now()
-			// Reverts far apart are chance (a hand edit now and then), not a fight: count anew.
-			if last, err := time.Parse(time.RFC3339, fight.at); err != nil || now.Sub(last) > revertWindow {
-				fight.count = 0
-			}
-			fight = revertState{count: fight.count + 1, by: other, at: now.UTC().Format(time.RFC3339)}
-		}
-	default:
-		fight = revertState{} // a new image: an old fight is over
+	d := decideRender(renderFacts{
+		Config:     ruc.Name,
+		Want:       want,
+		Running:    c.Image,
+		LastImage:  a[v1alpha1.LastImageAnnotation],
+		LastConfig: a[v1alpha1.LastUpdatedByAnnotation],
+		Fight:      revertStateOf(a),
+		Owners:     owners,
+	}, r.Clock.Now())
+	if d.Reason != "" {
+		logf.FromContext(ctx).Info(d.Reason, "workload", w.describe(), "container", c.Name, "from", c.Image, "to", want,
+			"reverts", d.Fight.count, "revertedBy", d.Fight.by)
 	}
-	log.Info("rendering image", "from", c.Image, "to", want, "reverts", fight.count)
-	return ctrl.Result{}, r.Client.Apply(ctx, renderConfiguration(w, c.Name, want, ruc.Name, fight),
+	if !d.Render {
+		return ctrl.Result{}, nil
+	}
+	return ctrl.Result{}, r.Client.Apply(ctx, renderConfiguration(w, c.Name, want, ruc.Name, d.Fight),
 		client.FieldOwner(v1alpha1.FieldManager), client.ForceOwnership)
-}
-
-// revertState is the fight with another field manager, kept in the workload's annotations.
-type revertState struct {
-	count int
-	by    string
-	at    string // RFC 3339 time of the last revert
-}
-
-// revertWindow: reverts closer together than this count as one fight. It covers several sync
-// intervals of a GitOps tool (Flux's default is 10 minutes).
-const revertWindow = time.Hour
-
-func firstOther(owners []string) string {
-	for _, o := range owners {
-		if o != v1alpha1.FieldManager {
-			return o
-		}
-	}
-	return ""
 }
 
 // renderConfiguration is the apply configuration: the managed container's image and rollgate's
 // annotations, nothing else. Annotations left out are removed (rollgate owns them).
 func renderConfiguration(w *workload, container, img, config string, fight revertState) runtime.ApplyConfiguration {
 	annotations := map[string]string{v1alpha1.LastImageAnnotation: img, v1alpha1.LastUpdatedByAnnotation: config}
-	if fight.count > 0 {
-		annotations[v1alpha1.RevertsAnnotation] = strconv.Itoa(fight.count)
-		annotations[v1alpha1.RevertedByAnnotation] = fight.by
-		annotations[v1alpha1.RevertedAtAnnotation] = fight.at
-	}
+	maps.Copy(annotations, fight.annotations())
 	template := corev1ac.PodTemplateSpec().WithSpec(corev1ac.PodSpec().WithContainers(
 		corev1ac.Container().WithName(container).WithImage(img)))
 	o := w.object()

@@ -41,8 +41,6 @@ func (r *RollingUpgradeConfigReconciler) Reconcile(ctx context.Context, req ctrl
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
-	// The in-flight state before the decision, for the metrics of a rollout the decision ends.
-	before := rollout.AnnotationsOf(&ruc)
 	in, w, err := r.gather(ctx, &ruc)
 	if err != nil {
 		return ctrl.Result{}, err
@@ -60,22 +58,17 @@ func (r *RollingUpgradeConfigReconciler) Reconcile(ctx context.Context, req ctrl
 			return ctrl.Result{}, err
 		}
 	}
-	for _, e := range d.Events {
-		r.Recorder.Eventf(&ruc, nil, e.Type, e.Reason, "Reconcile", "%s", e.Message)
-	}
-	recordMetrics(&ruc, before, d, in.Now, r.podUpgrades(ctx, &ruc, w, before, d))
+	recordMetrics(&ruc, d, in.Now, r.podUpgrades(ctx, &ruc, w, d))
 	return ctrl.Result{RequeueAfter: d.RequeueAfter}, nil
 }
 
 // podUpgrades times the pods of the new version when the decision ends a health check. It only
 // feeds a metric, so a failure to list the pods is logged and the rollout goes on.
-func (r *RollingUpgradeConfigReconciler) podUpgrades(ctx context.Context, ruc *v1alpha1.RollingUpgradeConfig, w *workload,
-	before rollout.Annotations, d rollout.Decision) []time.Duration {
-	started, err := time.Parse(time.RFC3339, before.UpdateStarted)
-	if w == nil || err != nil || before.TargetImage == "" || !endsHealthCheck(before, d) {
+func (r *RollingUpgradeConfigReconciler) podUpgrades(ctx context.Context, ruc *v1alpha1.RollingUpgradeConfig, w *workload, d rollout.Decision) []time.Duration {
+	if w == nil || !d.Outcome.Ends() || d.Rollout.Image == "" {
 		return nil
 	}
-	times, err := podUpgradeTimes(ctx, r.APIReader, w, ruc.Spec.Container, before.TargetImage, started)
+	times, err := podUpgradeTimes(ctx, r.APIReader, w, ruc.Spec.Container, d.Rollout.Image, d.Rollout.Started)
 	if err != nil {
 		logf.FromContext(ctx).Error(err, "timing the pods of the new version for pod_upgrade_duration_seconds")
 	}
@@ -99,10 +92,12 @@ func (r *RollingUpgradeConfigReconciler) gather(ctx context.Context, ruc *v1alph
 	}
 	var pod *corev1.PodSpec
 	if w != nil {
-		in.Workload = w.facts(ruc.Spec.Container)
+		if in.Workload, err = w.facts(ctx, r.APIReader, ruc.Spec, in.Now); err != nil {
+			return in, nil, err
+		}
 		pod = w.podSpec()
 	}
-	if rollout.AnnotationsOf(ruc).UpdatePhase == rollout.PhaseIdle {
+	if rollout.AnnotationsOf(ruc).Step == rollout.StepIdle {
 		reg := registrySource{cache: r.Tags, reader: r.APIReader}
 		if err := gatherCandidates(ctx, r.Client, reg, ruc, pod, &in); err != nil {
 			return in, nil, err
@@ -112,8 +107,9 @@ func (r *RollingUpgradeConfigReconciler) gather(ctx context.Context, ruc *v1alph
 }
 
 // apply writes the annotations and the status, each only if it changed, in the order the decision
-// asks for. Each write returns the stored object, so the second write carries the newest
-// resourceVersion and a concurrent change still fails with a conflict instead of being lost.
+// asks for, and emits each event once its write succeeded (rollout.Write says which). Each write
+// returns the stored object, so the second write carries the newest resourceVersion and a
+// concurrent change still fails with a conflict instead of being lost.
 func (r *RollingUpgradeConfigReconciler) apply(ctx context.Context, ruc *v1alpha1.RollingUpgradeConfig, d rollout.Decision) error {
 	writeAnnotations := func() error {
 		if rollout.AnnotationsOf(ruc) == d.Annotations {
@@ -123,11 +119,7 @@ func (r *RollingUpgradeConfigReconciler) apply(ctx context.Context, ruc *v1alpha
 		if a == nil {
 			a = map[string]string{}
 		}
-		for key, value := range map[string]string{
-			v1alpha1.TargetImageAnnotation:   d.Annotations.TargetImage,
-			v1alpha1.UpdatePhaseAnnotation:   d.Annotations.UpdatePhase,
-			v1alpha1.UpdateStartedAnnotation: d.Annotations.UpdateStarted,
-		} {
+		for key, value := range d.Annotations.Values() {
 			if value == "" {
 				delete(a, key)
 			} else {
@@ -144,14 +136,27 @@ func (r *RollingUpgradeConfigReconciler) apply(ctx context.Context, ruc *v1alpha
 		ruc.Status = d.Status
 		return r.Client.Status().Update(ctx, ruc, client.FieldOwner(v1alpha1.FieldManager))
 	}
-	first, second := writeAnnotations, writeStatus
+	type write struct {
+		do   func() error
+		kind rollout.Write
+	}
+	writes := []write{{writeAnnotations, rollout.WriteAnnotations}, {writeStatus, rollout.WriteStatus}}
 	if d.StatusFirst {
-		first, second = writeStatus, writeAnnotations
+		writes[0], writes[1] = writes[1], writes[0]
 	}
-	if err := first(); err != nil {
-		return err
+	// The object as read is the event's subject; a successful write changes ruc in place.
+	subject := ruc.DeepCopy()
+	for _, w := range writes {
+		if err := w.do(); err != nil {
+			return err
+		}
+		for _, e := range d.Events {
+			if e.After == w.kind {
+				r.Recorder.Eventf(subject, nil, e.Type, e.Reason, "Reconcile", "%s", e.Message)
+			}
+		}
 	}
-	return second()
+	return nil
 }
 
 // SetupWithManager watches configs (spec and annotation changes; the status is the controller's

@@ -3,7 +3,6 @@ package controllers
 import (
 	"context"
 	"fmt"
-	"regexp"
 	"strings"
 	"time"
 
@@ -15,10 +14,6 @@ import (
 	"github.com/rollgate/rollgate/controllers/image"
 	"github.com/rollgate/rollgate/controllers/rollout"
 )
-
-// dockerTag is the syntax of an image tag. A ConfigMap value that is not even a tag is garbage; a
-// tag that is not semver (latest) is a candidate the policy ignores with a visible reason.
-var dockerTag = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
 
 // gatherCandidates reads every source of the config into in. The first source that cannot be read
 // stops it: a config must not act on part of its signals. Registry sources also set in.PollAfter.
@@ -63,6 +58,11 @@ func fromApplicationVersion(ctx context.Context, c client.Reader, ruc *v1alpha1.
 		return nil, &rollout.Problem{Reason: v1alpha1.EventInvalidSpec, Terminal: true, Message: fmt.Sprintf(
 			"ApplicationVersion %s announces image %s, but this config manages %s", name, av.Spec.Image, ruc.Spec.Image)}, nil
 	}
+	if !image.IsTag(av.Spec.Version) {
+		// Semver with build metadata (1.4.0+build.5) reads as a version but names no image.
+		return nil, &rollout.Problem{Reason: v1alpha1.EventInvalidSpec, Terminal: true, Message: fmt.Sprintf(
+			"ApplicationVersion %s announces %q, which is not an image tag (letters, digits, '_', '.' and '-' only)", name, av.Spec.Version)}, nil
+	}
 	return []rollout.Candidate{{Tag: av.Spec.Version, Source: "ApplicationVersion/" + name}}, nil, nil
 }
 
@@ -98,7 +98,9 @@ func parseVersionList(value string) ([]string, error) {
 		if part == "" {
 			continue
 		}
-		if !dockerTag.MatchString(part) {
+		// A value that is not even a tag is garbage; a tag that is not semver (latest) is a
+		// candidate the policy ignores with a visible reason.
+		if !image.IsTag(part) {
 			if len(part) > 40 {
 				part = part[:40] + "…"
 			}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -96,11 +97,20 @@ func readyCondition(p *corev1.Pod) *corev1.PodCondition {
 	return nil
 }
 
-func (w *workload) verdict() health.Verdict {
+// verdict judges the workload. The pods of a StatefulSet are read (uncached) only when it has a
+// partition, the one case where its status counts cannot tell the new pods from the old.
+func (w *workload) verdict(ctx context.Context, reader client.Reader, opts health.Options) (health.Verdict, error) {
 	if w.deployment != nil {
-		return health.Deployment(w.deployment)
+		return health.Deployment(w.deployment, opts), nil
 	}
-	return health.StatefulSet(w.statefulSet)
+	var pods []corev1.Pod
+	if health.NeedsPods(w.statefulSet) {
+		var err error
+		if pods, err = listPods(ctx, reader, w.statefulSet.Namespace, w.statefulSet.Spec.Selector); err != nil {
+			return health.Verdict{}, fmt.Errorf("%s: %w", w.describe(), err)
+		}
+	}
+	return health.StatefulSet(w.statefulSet, pods, opts), nil
 }
 
 // container finds the managed container: the named one, or the first.
@@ -131,9 +141,13 @@ func managedContainer(cs []corev1.Container, name string) *corev1.Container {
 }
 
 // facts is what the rollout decision needs to know of the workload.
-func (w *workload) facts(containerName string) *rollout.Workload {
-	f := &rollout.Workload{Description: w.describe(), Verdict: w.verdict()}
-	if c, err := w.container(containerName); err != nil {
+func (w *workload) facts(ctx context.Context, reader client.Reader, spec v1alpha1.RollingUpgradeConfigSpec, now time.Time) (*rollout.Workload, error) {
+	v, err := w.verdict(ctx, reader, health.Options{AllowZeroReplicas: spec.AllowZeroReplicas, Now: now})
+	if err != nil {
+		return nil, err
+	}
+	f := &rollout.Workload{Description: w.describe(), Verdict: v}
+	if c, err := w.container(spec.Container); err != nil {
 		f.ContainerProblem = err.Error()
 	} else {
 		f.Image = c.Image
@@ -141,5 +155,5 @@ func (w *workload) facts(containerName string) *rollout.Workload {
 	f.OrderedReadyStatefulSet = w.statefulSet != nil && w.statefulSet.Spec.PodManagementPolicy != appsv1.ParallelPodManagement
 	a := w.object().GetAnnotations()
 	f.ImageReverts, f.ImageRevertedBy = reverts(a), a[v1alpha1.RevertedByAnnotation]
-	return f
+	return f, nil
 }

@@ -82,7 +82,7 @@ func Plan(deps []Dependency, configs []v1alpha1.RollingUpgradeConfig, existing m
 		if version.IsSemver(from) {
 			current = from
 		}
-		choice, _ := policy.Choose(append(values, from), current, nil)
+		choice := policy.Choose(append(values, from), current, nil)
 		if from != "" && (choice.Tag == "" || choice.Tag == from) {
 			changes = append(changes, Change{Namespace: c.Namespace, Name: avName, Config: c.Name, Image: c.Spec.Image,
 				From: from, To: from, Because: joinUnique(because)})

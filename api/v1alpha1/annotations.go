@@ -13,6 +13,12 @@ const (
 	// UpdateStartedAnnotation is the RFC 3339 time the health timer started.
 	UpdateStartedAnnotation = "rollgate.dev/update-started"
 
+	// CheckPausedAnnotation is the RFC 3339 time a health check stopped being judged because its
+	// workload could not be (missing, blocked such as a paused Deployment, or in a fight with another
+	// field manager). The health timer stands still meanwhile: when the check resumes, the pause is
+	// added to update-started, so no version is failed without a fair check.
+	CheckPausedAnnotation = "rollgate.dev/check-paused"
+
 	// ResetCircuitAnnotation is set by a human to a new value to close an open circuit breaker.
 	ResetCircuitAnnotation = "rollgate.dev/reset-circuit"
 
@@ -22,9 +28,10 @@ const (
 	// LastUpdatedByAnnotation is written on the workload: the RollingUpgradeConfig that rendered it.
 	LastUpdatedByAnnotation = "rollgate.dev/last-updated-by"
 
-	// RevertsAnnotation is written on the workload: how many times in a row another field manager
-	// changed back the image rollgate rendered. At MaxImageReverts rollgate stops rendering that
-	// workload; removing the annotation, once the other tool leaves the field alone, resumes it.
+	// RevertsAnnotation is written on the workload: how many times another field manager changed
+	// back the image rollgate rendered, since rollgate last rendered a new image (however far apart
+	// the reverts come). At MaxImageReverts rollgate stops rendering that workload; removing the
+	// annotation, once the other tool leaves the field alone, resumes it.
 	RevertsAnnotation = "rollgate.dev/reverts"
 
 	// RevertedByAnnotation is written on the workload: the field manager that changed the image back.

@@ -16,6 +16,8 @@ const (
 	EventSourceNotFound              = "SourceNotFound"              // a source object does not exist (yet)
 	EventRegistryUnavailable         = "RegistryUnavailable"         // listing registry tags failed; retried with backoff
 	EventFieldManagerConflict        = "FieldManagerConflict"        // another field manager keeps reverting the rendered image
+	EventUpdateAbandoned             = "UpdateAbandoned"             // a person ended a health check before its verdict
+	EventRollbackStuck               = "RollbackStuck"               // a rollback is not healthy after the health timeout
 )
 
 // Condition reasons of RollingUpgradeConfig (besides the event reasons, which double as reasons of
@@ -25,8 +27,11 @@ const (
 	ReasonProgressing        = "Progressing"        // a health check is running
 	ReasonRollingBack        = "RollingBack"        // a rollback is being watched
 	ReasonWorkloadNotHealthy = "WorkloadNotHealthy" // no rollout starts on a broken workload
+	ReasonUnversioned        = "Unversioned"        // the running image has no semver tag: no automatic updates
+	ReasonTargetRefused      = "TargetRefused"      // a target-image set by hand breaks a rule (suspend, circuit, failed list)
 	ReasonPinned             = "Pinned"             // target-image pinned by digest: no automatic updates
 	ReasonSuspended          = "Suspended"          // spec.suspend
 	ReasonNotSemver          = "NotSemver"          // an ApplicationVersion whose version is not semver
+	ReasonNotATag            = "NotATag"            // an ApplicationVersion whose version cannot be an image tag
 	ReasonValid              = "Valid"              // an ApplicationVersion whose version is usable
 )

@@ -164,6 +164,12 @@ type RollingUpgradeConfigSpec struct {
 	// Suspend stops all automatic rollouts of this config; a rollout in flight is still watched.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
+
+	// AllowZeroReplicas lets a workload scaled to 0 replicas pass its health check although no pod
+	// of the new version ever ran. Off by default: a health check that saw no Ready pod of the new
+	// version proves nothing, so a workload at 0 replicas holds its rollouts instead.
+	// +optional
+	AllowZeroReplicas bool `json:"allowZeroReplicas,omitempty"`
 }
 
 // Defaults of the optional durations; the API server fills them in, these serve objects built in Go.
@@ -202,7 +208,7 @@ const (
 )
 
 // RolloutResult is the outcome of one rollout in the version history.
-// +kubebuilder:validation:Enum=Healthy;RolledBack
+// +kubebuilder:validation:Enum=Healthy;RolledBack;Abandoned
 type RolloutResult string
 
 const (
@@ -210,7 +216,13 @@ const (
 	ResultHealthy RolloutResult = "Healthy"
 	// ResultRolledBack: the version failed its health check and was rolled back.
 	ResultRolledBack RolloutResult = "RolledBack"
+	// ResultAbandoned: a person ended the health check before its verdict (changed the config's
+	// target workload or container); the version was not judged and is not on the failed list.
+	ResultAbandoned RolloutResult = "Abandoned"
 )
+
+// MaxFailedVersions is the number of failedVersions entries kept; see FailedVersionsDropped.
+const MaxFailedVersions = 100
 
 // MaxHistory is the number of versionHistory entries kept; older ones are dropped first.
 const MaxHistory = 50
@@ -223,8 +235,21 @@ type VersionHistoryEntry struct {
 	Image string `json:"image"`
 	// AppliedAt is when the rollout started.
 	AppliedAt metav1.Time `json:"appliedAt"`
-	// Status is the outcome: Healthy or RolledBack.
+	// Status is the outcome: Healthy, RolledBack or Abandoned.
 	Status RolloutResult `json:"status"`
+}
+
+// RecordedTarget names the workload and container a status was recorded for.
+type RecordedTarget struct {
+	// Kind of the workload.
+	Kind WorkloadKind `json:"kind"`
+	// Name of the workload.
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+	// Container as spec.container named it; empty means the first container.
+	// +kubebuilder:validation:MaxLength=63
+	// +optional
+	Container string `json:"container,omitempty"`
 }
 
 // RollingUpgradeConfigStatus is what rollgate observed and decided.
@@ -250,6 +275,13 @@ type RollingUpgradeConfigStatus struct {
 	// CurrentImage is the image of CurrentVersion; a rollback returns to it.
 	// +optional
 	CurrentImage string `json:"currentImage,omitempty"`
+
+	// RecordedTarget is the workload and container that CurrentImage and the rollout in flight
+	// belong to. An image recorded for one workload is never rendered into another: when
+	// spec.targetRef or spec.container changes, a rollout in flight is abandoned, neither workload
+	// is touched, and the new workload's image is recorded afresh.
+	// +optional
+	RecordedTarget *RecordedTarget `json:"recordedTarget,omitempty"`
 
 	// TargetVersion is the version being rolled out (InProgress) or held (Pending).
 	// +optional
@@ -283,8 +315,14 @@ type RollingUpgradeConfigStatus struct {
 	// FailedVersions are the tags that were rolled back, as their exact original strings; they are
 	// never tried again.
 	// +listType=set
+	// +kubebuilder:validation:MaxItems=100
 	// +optional
 	FailedVersions []string `json:"failedVersions,omitempty"`
+
+	// FailedVersionsDropped counts the versions dropped from FailedVersions to keep it within
+	// MaxFailedVersions; versions below CurrentVersion, which are never candidates anyway, go first.
+	// +optional
+	FailedVersionsDropped int32 `json:"failedVersionsDropped,omitempty"`
 
 	// LastCircuitReset is the last value of the rollgate.dev/reset-circuit annotation that was acted
 	// on; a different value resets the circuit breaker once.

@@ -6,6 +6,8 @@ package bookkeeping
 import (
 	"slices"
 
+	"github.com/Masterminds/semver/v3"
+
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
@@ -15,13 +17,17 @@ import (
 // controller crashed between writing status and annotations, and decides again) changes nothing:
 // Success and Rollback report false then.
 
-// Success records a version that passed its health check: it becomes the current version, the
-// rollback counter restarts and the circuit closes.
-func Success(st *v1alpha1.RollingUpgradeConfigStatus, version, image string, appliedAt metav1.Time) (recorded bool) {
+// Success records a version that passed its health check: its image becomes the current image, the
+// rollback counter restarts and the circuit closes. semver is the image's tag when it is a semver
+// version, which becomes the current version; an image pinned by digest or a tag such as main
+// leaves the current version as it was, so automatic updates resume from it once the pin goes.
+func Success(st *v1alpha1.RollingUpgradeConfigStatus, version, semver, image string, appliedAt metav1.Time) (recorded bool) {
 	if lastIs(st, version, appliedAt, v1alpha1.ResultHealthy) {
 		return false
 	}
-	st.CurrentVersion = version
+	if semver != "" {
+		st.CurrentVersion = semver
+	}
 	st.CurrentImage = image
 	st.RollbackCount = 0
 	st.CircuitOpen = false
@@ -38,6 +44,7 @@ func Rollback(st *v1alpha1.RollingUpgradeConfigStatus, version, image string, ap
 	}
 	if !slices.Contains(st.FailedVersions, version) {
 		st.FailedVersions = append(st.FailedVersions, version)
+		capFailed(st)
 	}
 	st.RollbackCount++
 	appendHistory(st, v1alpha1.VersionHistoryEntry{Version: version, Image: image, AppliedAt: appliedAt, Status: v1alpha1.ResultRolledBack})
@@ -46,6 +53,45 @@ func Rollback(st *v1alpha1.RollingUpgradeConfigStatus, version, image string, ap
 		return true, true
 	}
 	return true, false
+}
+
+// Abandon records a rollout a person ended before its verdict: a history entry, nothing else.
+func Abandon(st *v1alpha1.RollingUpgradeConfigStatus, version, image string, appliedAt metav1.Time) {
+	if lastIs(st, version, appliedAt, v1alpha1.ResultAbandoned) {
+		return
+	}
+	appendHistory(st, v1alpha1.VersionHistoryEntry{Version: version, Image: image, AppliedAt: appliedAt, Status: v1alpha1.ResultAbandoned})
+}
+
+// capFailed keeps the failed list within v1alpha1.MaxFailedVersions. Versions at or below the
+// current version go first (they are never candidates: only newer versions are), lowest first;
+// then the oldest entries. Each dropped version is counted.
+func capFailed(st *v1alpha1.RollingUpgradeConfigStatus) {
+	excess := len(st.FailedVersions) - v1alpha1.MaxFailedVersions
+	if excess <= 0 {
+		return
+	}
+	var below []string
+	if cur, err := semver.NewVersion(st.CurrentVersion); err == nil {
+		for _, f := range st.FailedVersions {
+			if v, err := semver.NewVersion(f); err == nil && !v.GreaterThan(cur) {
+				below = append(below, f)
+			}
+		}
+		slices.SortStableFunc(below, func(a, b string) int { return semver.MustParse(a).Compare(semver.MustParse(b)) })
+	}
+	drop := map[string]bool{}
+	for _, f := range below[:min(excess, len(below))] {
+		drop[f] = true
+	}
+	for _, f := range st.FailedVersions {
+		if len(drop) == excess {
+			break
+		}
+		drop[f] = true
+	}
+	st.FailedVersions = slices.DeleteFunc(st.FailedVersions, func(f string) bool { return drop[f] })
+	st.FailedVersionsDropped += int32(excess)
 }
 
 func lastIs(st *v1alpha1.RollingUpgradeConfigStatus, version string, appliedAt metav1.Time, result v1alpha1.RolloutResult) bool {

@@ -16,7 +16,7 @@ var t0 = metav1.NewTime(time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC))
 func TestSuccessResetsCounterAndCircuit(t *testing.T) {
 	st := v1alpha1.RollingUpgradeConfigStatus{RollbackCount: 2, CircuitOpen: true, FailedVersions: []string{"1.2.0"},
 		CurrentVersion: "1.1.0", CurrentImage: "r/app:1.1.0"}
-	Success(&st, "1.3.0", "r/app:1.3.0", t0)
+	Success(&st, "1.3.0", "1.3.0", "r/app:1.3.0", t0)
 	if st.CurrentVersion != "1.3.0" || st.CurrentImage != "r/app:1.3.0" || st.RollbackCount != 0 || st.CircuitOpen {
 		t.Errorf("status = %+v", st)
 	}
@@ -73,7 +73,8 @@ func TestRollback(t *testing.T) {
 func TestHistoryKeepsTheNewest50(t *testing.T) {
 	var st v1alpha1.RollingUpgradeConfigStatus
 	for i := range 60 {
-		Success(&st, fmt.Sprintf("1.%d.0", i), "r/app", metav1.NewTime(t0.Add(time.Duration(i)*time.Hour)))
+		v := fmt.Sprintf("1.%d.0", i)
+		Success(&st, v, v, "r/app", metav1.NewTime(t0.Add(time.Duration(i)*time.Hour)))
 	}
 	if len(st.VersionHistory) != v1alpha1.MaxHistory {
 		t.Fatalf("history has %d entries", len(st.VersionHistory))
@@ -89,4 +90,53 @@ func TestResetCircuitKeepsFailedVersions(t *testing.T) {
 	if st.RollbackCount != 0 || st.CircuitOpen || len(st.FailedVersions) != 1 {
 		t.Errorf("status = %+v", st)
 	}
+}
+
+// The failed list stays within its cap: versions at or below the current one (never candidates
+// again) go first, lowest first, then the oldest; each dropped one is counted.
+func TestFailedVersionsAreCapped(t *testing.T) {
+	cases := []struct {
+		name string
+		// inputs
+		current string
+		failed  []string
+		// expected
+		wantDropped   []string
+		wantDropCount int32
+	}{
+		{name: "below the cap nothing is dropped", current: "1.0.0", failed: versions("2.0.", 99)},
+		{name: "over the cap the lowest version below the current one goes first", current: "1.5.0",
+			failed: append([]string{"1.2.0", "1.1.0"}, versions("2.0.", 99)...), wantDropped: []string{"1.1.0"}, wantDropCount: 1},
+		{name: "with none below the current one the oldest goes", current: "1.0.0",
+			failed: versions("2.0.", 101), wantDropped: []string{"2.0.0"}, wantDropCount: 1},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st := v1alpha1.RollingUpgradeConfigStatus{CurrentVersion: tc.current, FailedVersions: slices.Clone(tc.failed[:len(tc.failed)-1])}
+			last := tc.failed[len(tc.failed)-1]
+			Rollback(&st, last, "r/app:"+last, t0, 1000)
+			if len(st.FailedVersions) > v1alpha1.MaxFailedVersions {
+				t.Errorf("%d failed versions, over the cap", len(st.FailedVersions))
+			}
+			for _, v := range tc.wantDropped {
+				if slices.Contains(st.FailedVersions, v) {
+					t.Errorf("%s was kept", v)
+				}
+			}
+			if !slices.Contains(st.FailedVersions, last) {
+				t.Errorf("the version that just failed, %s, was dropped", last)
+			}
+			if st.FailedVersionsDropped != tc.wantDropCount {
+				t.Errorf("dropped count = %d, want %d", st.FailedVersionsDropped, tc.wantDropCount)
+			}
+		})
+	}
+}
+
+func versions(prefix string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = fmt.Sprintf("%s%d", prefix, i)
+	}
+	return out
 }

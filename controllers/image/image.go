@@ -3,6 +3,7 @@
 package image
 
 import (
+	"regexp"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
@@ -65,3 +66,41 @@ func Version(image string) string {
 func DigestPinned(image string) bool {
 	return strings.Contains(image, "@sha256:")
 }
+
+// Renders reports whether a workload whose container runs image runs target. Images are compared
+// by repository and tag, and by digest when target names one: an admission webhook that pins
+// images by digest (Kyverno verifyImages, sigstore policy-controller) turns web:1.1.0 into
+// web:1.1.0@sha256:…, which still runs web:1.1.0. A target that names a digest is run only by an
+// image of that digest (with the same tag, when both name one).
+func Renders(image, target string) bool {
+	if image == target {
+		return true
+	}
+	run, err := name.ParseReference(image, name.WeakValidation)
+	if err != nil {
+		return false
+	}
+	want, err := name.ParseReference(target, name.WeakValidation)
+	if err != nil || run.Context().Name() != want.Context().Name() {
+		return false
+	}
+	runTag, wantTag := Tag(image), Tag(target)
+	if wantDigest := digestOf(want); wantDigest != "" {
+		return digestOf(run) == wantDigest && (runTag == "" || wantTag == "" || runTag == wantTag)
+	}
+	return runTag == wantTag
+}
+
+func digestOf(ref name.Reference) string {
+	if d, ok := ref.(name.Digest); ok {
+		return d.DigestStr()
+	}
+	return ""
+}
+
+// tagSyntax is the syntax of an image tag (the OCI distribution spec's): a semver version with
+// build metadata such as 1.4.0+build.5 is valid semver but no tag, since a tag has no "+".
+var tagSyntax = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
+
+// IsTag reports whether s can be an image tag.
+func IsTag(s string) bool { return tagSyntax.MatchString(s) }

@@ -57,3 +57,32 @@ func TestSameRepositoryName(t *testing.T) {
 		t.Error("SameRepositoryName")
 	}
 }
+
+func TestRenders(t *testing.T) {
+	other := "sha256:" + strings.Repeat("cd", 32)
+	cases := []struct {
+		name          string
+		image, target string
+		want          bool
+	}{
+		{name: "the same string", image: "ghcr.io/acme/web:1.1.0", target: "ghcr.io/acme/web:1.1.0", want: true},
+		{name: "a digest added by an admission webhook still runs the tag", image: "ghcr.io/acme/web:1.1.0@" + digest, target: "ghcr.io/acme/web:1.1.0", want: true},
+		{name: "another tag does not", image: "ghcr.io/acme/web:1.0.0@" + digest, target: "ghcr.io/acme/web:1.1.0", want: false},
+		{name: "a digest alone does not run a tag", image: "ghcr.io/acme/web@" + digest, target: "ghcr.io/acme/web:1.1.0", want: false},
+		{name: "a normalised name is the same repository", image: "docker.io/library/nginx:1.27", target: "nginx:1.27", want: true},
+		{name: "another repository with the same tag does not", image: "ghcr.io/acme/api:1.1.0", target: "ghcr.io/acme/web:1.1.0", want: false},
+		{name: "a digest target is run by its digest", image: "ghcr.io/acme/web@" + digest, target: "ghcr.io/acme/web@" + digest, want: true},
+		{name: "a digest target is run by its digest under a tag", image: "ghcr.io/acme/web:1.1.0@" + digest, target: "ghcr.io/acme/web@" + digest, want: true},
+		{name: "a digest target is not run by another digest", image: "ghcr.io/acme/web:1.1.0@" + other, target: "ghcr.io/acme/web:1.1.0@" + digest, want: false},
+		{name: "a digest target is not run by its tag alone", image: "ghcr.io/acme/web:1.1.0", target: "ghcr.io/acme/web:1.1.0@" + digest, want: false},
+		{name: "a tagged digest target is not run by the digest under another tag", image: "ghcr.io/acme/web:1.0.0@" + digest, target: "ghcr.io/acme/web:1.1.0@" + digest, want: false},
+		{name: "garbage runs nothing", image: "not a reference", target: "ghcr.io/acme/web:1.1.0", want: false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := Renders(tc.image, tc.target); got != tc.want {
+				t.Errorf("Renders(%q, %q) = %v, want %v", tc.image, tc.target, got, tc.want)
+			}
+		})
+	}
+}

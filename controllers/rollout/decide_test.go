@@ -99,22 +99,22 @@ func next(cfg *v1alpha1.RollingUpgradeConfig, d Decision) *v1alpha1.RollingUpgra
 			c.Annotations[k] = v
 		}
 	}
-	set(v1alpha1.TargetImageAnnotation, d.Annotations.TargetImage)
-	set(v1alpha1.UpdatePhaseAnnotation, d.Annotations.UpdatePhase)
-	set(v1alpha1.UpdateStartedAnnotation, d.Annotations.UpdateStarted)
+	for k, v := range d.Annotations.Values() {
+		set(k, v)
+	}
 	return c
 }
 
 func TestIdleStartsARollout(t *testing.T) {
 	d := Decide(Input{Now: now, Config: config(), Workload: deploymentAt("1.0.0", healthy), Candidates: av("1.1.0")})
 
-	want := Annotations{TargetImage: repo + ":1.1.0", UpdatePhase: PhaseHealthCheck, UpdateStarted: "2026-12-01T02:00:00Z"}
+	want := Annotations{TargetImage: repo + ":1.1.0", Step: StepHealthCheck, UpdateStarted: "2026-12-01T02:00:00Z"}
 	if d.Annotations != want {
 		t.Errorf("annotations = %+v, want %+v", d.Annotations, want)
 	}
 	st := d.Status
 	if st.Phase != v1alpha1.PhaseInProgress || st.TargetVersion != "1.1.0" || st.AvailableVersion != "1.1.0" ||
-		st.CurrentVersion != "1.0.0" || st.CurrentImage != repo+":1.0.0" || st.LastUpdate == nil || d.StatusFirst {
+		st.CurrentVersion != "1.0.0" || st.CurrentImage != repo+":1.0.0" || st.LastUpdate == nil || !d.StatusFirst {
 		t.Errorf("status = %+v", st)
 	}
 	if got := reasons(d.Events); got != "VersionAvailable,UpdateStarting" {
@@ -135,7 +135,7 @@ func TestWindowHoldsThenApplies(t *testing.T) {
 	in := Input{Now: early, Config: cfg, Workload: deploymentAt("1.0.0", healthy), Candidates: av("1.1.0")}
 	d := Decide(in)
 	if d.Status.Phase != v1alpha1.PhasePending || d.Status.TargetVersion != "1.1.0" || d.Status.NextWindow == nil ||
-		!d.Status.NextWindow.Time.Equal(now) || d.Annotations.UpdatePhase != PhaseIdle {
+		!d.Status.NextWindow.Time.Equal(now) || d.Annotations.Step != StepIdle {
 		t.Fatalf("status = %+v, annotations %+v", d.Status, d.Annotations)
 	}
 	if d.RequeueAfter != 30*time.Minute {
@@ -158,7 +158,7 @@ func TestWindowHoldsThenApplies(t *testing.T) {
 	// The window opens.
 	in.Config, in.Now = next(in.Config, d), now
 	d = Decide(in)
-	if d.Annotations.UpdatePhase != PhaseHealthCheck || d.Status.NextWindow != nil || reasons(d.Events) != "UpdateStarting" {
+	if d.Annotations.Step != StepHealthCheck || d.Status.NextWindow != nil || reasons(d.Events) != "UpdateStarting" {
 		t.Errorf("at the window: annotations %+v, events %s", d.Annotations, reasons(d.Events))
 	}
 }
@@ -166,32 +166,57 @@ func TestWindowHoldsThenApplies(t *testing.T) {
 func TestHealthCheck(t *testing.T) {
 	started := now.Add(-time.Minute)
 	target := repo + ":1.1.0"
+	inCheck := func(started time.Time) Annotations {
+		return Annotations{TargetImage: target, Step: StepHealthCheck, UpdateStarted: started.Format(time.RFC3339)}
+	}
+	// A rollback starts its own timer now.
+	rollingBack := Annotations{Step: StepRollingBack, UpdateStarted: now.Format(time.RFC3339)}
 	cases := []struct {
-		name        string
-		workload    *Workload
-		started     time.Time
-		wantPhase   v1alpha1.Phase
-		wantAnn     Annotations
-		wantEvents  string
-		statusFirst bool
+		name string
+		// inputs
+		workload *Workload
+		started  time.Time
+		// expected
+		wantPhase       v1alpha1.Phase
+		wantAnnotations Annotations
+		wantEvents      string
+		wantOutcome     Outcome
+		wantStatusFirst bool
 	}{
-		{"healthy: completed", deploymentAt("1.1.0", healthy), started, v1alpha1.PhaseCompleted,
-			Annotations{TargetImage: target}, "UpdateComplete", true},
-		{"not rendered yet", deploymentAt("1.0.0", healthy), started, v1alpha1.PhaseInProgress,
-			Annotations{TargetImage: target, UpdatePhase: PhaseHealthCheck, UpdateStarted: started.Format(time.RFC3339)}, "", false},
-		{"rendered, progressing", deploymentAt("1.1.0", pending), started, v1alpha1.PhaseInProgress,
-			Annotations{TargetImage: target, UpdatePhase: PhaseHealthCheck, UpdateStarted: started.Format(time.RFC3339)}, "", false},
-		{"timed out: rollback", deploymentAt("1.1.0", pending), now.Add(-10 * time.Minute), v1alpha1.PhaseRollingBack,
-			Annotations{UpdatePhase: PhaseRollingBack, UpdateStarted: now.Add(-10 * time.Minute).Format(time.RFC3339)}, "UpdateRollback", true},
-		{"progress deadline exceeded: rollback before the timeout", deploymentAt("1.1.0", failed), started, v1alpha1.PhaseRollingBack,
-			Annotations{UpdatePhase: PhaseRollingBack, UpdateStarted: started.Format(time.RFC3339)}, "UpdateRollback", true},
+		{name: "a healthy workload on the target completes the rollout", workload: deploymentAt("1.1.0", healthy), started: started,
+			wantPhase: v1alpha1.PhaseCompleted, wantAnnotations: Annotations{TargetImage: target}, wantEvents: "UpdateComplete",
+			wantOutcome: OutcomeHealthy, wantStatusFirst: true},
+		{name: "a digest added by an admission webhook still counts as the target", started: started,
+			workload:  &Workload{Description: "Deployment web", Image: target + "@sha256:" + strings.Repeat("a", 64), Verdict: healthy},
+			wantPhase: v1alpha1.PhaseCompleted, wantAnnotations: Annotations{TargetImage: target}, wantEvents: "UpdateComplete",
+			wantOutcome: OutcomeHealthy, wantStatusFirst: true},
+		{name: "a target not rendered yet keeps the check running", workload: deploymentAt("1.0.0", healthy), started: started,
+			wantPhase: v1alpha1.PhaseInProgress, wantAnnotations: inCheck(started)},
+		{name: "a rendered target still progressing keeps the check running", workload: deploymentAt("1.1.0", pending), started: started,
+			wantPhase: v1alpha1.PhaseInProgress, wantAnnotations: inCheck(started)},
+		{name: "a target not healthy at the timeout is rolled back", workload: deploymentAt("1.1.0", pending), started: now.Add(-10 * time.Minute),
+			wantPhase: v1alpha1.PhaseRollingBack, wantAnnotations: rollingBack, wantEvents: "UpdateRollback", wantOutcome: OutcomeFailed, wantStatusFirst: true},
+		{name: "a progress deadline exceeded rolls back before the timeout", workload: deploymentAt("1.1.0", failed), started: started,
+			wantPhase: v1alpha1.PhaseRollingBack, wantAnnotations: rollingBack, wantEvents: "UpdateRollback", wantOutcome: OutcomeFailed, wantStatusFirst: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			cfg := config(current("1.0.0"), inFlight(PhaseHealthCheck, target, tc.started))
+			cfg := config(current("1.0.0"), inFlight(StepHealthCheck, target, tc.started))
 			d := Decide(Input{Now: now, Config: cfg, Workload: tc.workload})
-			if d.Status.Phase != tc.wantPhase || d.Annotations != tc.wantAnn || reasons(d.Events) != tc.wantEvents || d.StatusFirst != tc.statusFirst {
-				t.Errorf("phase %s, annotations %+v, events %s, statusFirst %v", d.Status.Phase, d.Annotations, reasons(d.Events), d.StatusFirst)
+			if d.Status.Phase != tc.wantPhase {
+				t.Errorf("phase = %s, want %s", d.Status.Phase, tc.wantPhase)
+			}
+			if d.Annotations != tc.wantAnnotations {
+				t.Errorf("annotations = %+v, want %+v", d.Annotations, tc.wantAnnotations)
+			}
+			if got := reasons(d.Events); got != tc.wantEvents {
+				t.Errorf("events = %s, want %s", got, tc.wantEvents)
+			}
+			if d.Outcome != tc.wantOutcome {
+				t.Errorf("outcome = %q, want %q", d.Outcome, tc.wantOutcome)
+			}
+			if d.StatusFirst != tc.wantStatusFirst {
+				t.Errorf("statusFirst = %v, want %v", d.StatusFirst, tc.wantStatusFirst)
 			}
 			if tc.wantPhase == v1alpha1.PhaseInProgress && (d.RequeueAfter <= 0 || d.RequeueAfter > HealthPoll) {
 				t.Errorf("requeue after %s", d.RequeueAfter)
@@ -202,7 +227,7 @@ func TestHealthCheck(t *testing.T) {
 
 func TestSuccessIsRecordedOnce(t *testing.T) {
 	started := now.Add(-time.Minute)
-	cfg := config(current("1.0.0"), inFlight(PhaseHealthCheck, repo+":1.1.0", started))
+	cfg := config(current("1.0.0"), inFlight(StepHealthCheck, repo+":1.1.0", started))
 	in := Input{Now: now, Config: cfg, Workload: deploymentAt("1.1.0", healthy)}
 	d := Decide(in)
 	h := d.Status.VersionHistory
@@ -215,13 +240,13 @@ func TestSuccessIsRecordedOnce(t *testing.T) {
 	again := cfg.DeepCopy()
 	again.Status = d.Status
 	d2 := Decide(Input{Now: now.Add(time.Second), Config: again, Workload: deploymentAt("1.1.0", healthy)})
-	if len(d2.Status.VersionHistory) != 1 || reasons(d2.Events) != v1alpha1.EventUpdateComplete || d2.Annotations.UpdatePhase != PhaseIdle {
+	if len(d2.Status.VersionHistory) != 1 || reasons(d2.Events) != v1alpha1.EventUpdateComplete || d2.Annotations.Step != StepIdle {
 		t.Errorf("second decision: history %d, events %s, annotations %+v", len(d2.Status.VersionHistory), reasons(d2.Events), d2.Annotations)
 	}
 }
 
 func TestRollbackBookkeepingAndCircuit(t *testing.T) {
-	cfg := config(current("1.0.0"), inFlight(PhaseHealthCheck, repo+":1.2.2", now.Add(-11*time.Minute)), func(c *v1alpha1.RollingUpgradeConfig) {
+	cfg := config(current("1.0.0"), inFlight(StepHealthCheck, repo+":1.2.2", now.Add(-11*time.Minute)), func(c *v1alpha1.RollingUpgradeConfig) {
 		c.Status.RollbackCount = 2
 		c.Status.FailedVersions = []string{"1.2.0", "1.2.1"}
 	})
@@ -294,7 +319,7 @@ func TestFailedVersionIsNotRetried(t *testing.T) {
 }
 
 func TestStatefulSetRollbackDeletesStuckPods(t *testing.T) {
-	cfg := config(current("1.0.0"), inFlight(PhaseRollingBack, "", now.Add(-time.Minute)))
+	cfg := config(current("1.0.0"), inFlight(StepRollingBack, "", now.Add(-time.Minute)))
 	w := deploymentAt("1.0.0", pending)
 	w.Description, w.OrderedReadyStatefulSet = "StatefulSet web", true
 	if d := Decide(Input{Now: now, Config: cfg, Workload: w}); !d.DeleteStuckPods || d.Status.Phase != v1alpha1.PhaseRollingBack {
@@ -315,7 +340,7 @@ func TestManualOverrideAndPinning(t *testing.T) {
 		c.Annotations[v1alpha1.TargetImageAnnotation] = repo + ":0.9.0" // older than current: still honoured
 	})
 	d := Decide(Input{Now: now, Config: cfg, Workload: deploymentAt("1.0.0", healthy), Candidates: av("1.1.0")})
-	if d.Annotations.TargetImage != repo+":0.9.0" || d.Annotations.UpdatePhase != PhaseHealthCheck || d.Status.TargetVersion != "0.9.0" {
+	if d.Annotations.TargetImage != repo+":0.9.0" || d.Annotations.Step != StepHealthCheck || d.Status.TargetVersion != "0.9.0" {
 		t.Errorf("hand-set image not rolled out: %+v %+v", d.Annotations, d.Status)
 	}
 
@@ -325,7 +350,7 @@ func TestManualOverrideAndPinning(t *testing.T) {
 		c.Status.CurrentImage = pinned
 	})
 	d = Decide(Input{Now: now, Config: cfg, Workload: &Workload{Description: "Deployment web", Image: pinned, Verdict: healthy}, Candidates: av("1.1.0")})
-	if d.Annotations.TargetImage != pinned || d.Annotations.UpdatePhase != PhaseIdle {
+	if d.Annotations.TargetImage != pinned || d.Annotations.Step != StepIdle {
 		t.Errorf("pinned config was updated: %+v", d.Annotations)
 	}
 	if c := condition(d, meta.ReadyCondition); c == nil || c.Reason != v1alpha1.ReasonPinned {
@@ -347,7 +372,7 @@ func TestIdleWaitsAndExplains(t *testing.T) {
 		{"nothing recorded yet and the workload is starting", config(), deploymentAt("1.0.0", pending), av("1.1.0"),
 			v1alpha1.ReasonWorkloadNotHealthy, "waiting for Deployment web to be healthy to record the version it runs (1/3 updated)"},
 		{"non-semver tag ignored with its source", config(current("1.0.0")), deploymentAt("1.0.0", healthy), av("latest"),
-			v1alpha1.ReasonUpToDate, "running 1.0.0; no newer eligible version; ignored: latest from ApplicationVersion/web is not semver"},
+			v1alpha1.ReasonUpToDate, "running 1.0.0; no newer eligible version; ignored, not semver: latest from ApplicationVersion/web"},
 		{"suspended", config(current("1.0.0"), func(c *v1alpha1.RollingUpgradeConfig) { c.Spec.Suspend = true }), deploymentAt("1.0.0", healthy), av("1.1.0"),
 			v1alpha1.ReasonSuspended, "spec.suspend is set: no automatic rollout; 1.1.0 is available but not applied"},
 	}
@@ -390,7 +415,7 @@ func TestBadInputStalls(t *testing.T) {
 		{"image of another repository", config(), &Workload{Description: "Deployment web", Image: "ghcr.io/other/thing:1.0.0", Verdict: healthy},
 			nil, "InvalidSpec", "InvalidSpec", "not an image of spec.image ghcr.io/acme/web"},
 		{"unparsable update-started", config(current("1.0.0"), func(c *v1alpha1.RollingUpgradeConfig) {
-			c.Annotations[v1alpha1.UpdatePhaseAnnotation] = PhaseHealthCheck
+			c.Annotations[v1alpha1.UpdatePhaseAnnotation] = StepHealthCheck
 			c.Annotations[v1alpha1.TargetImageAnnotation] = repo + ":1.1.0"
 			c.Annotations[v1alpha1.UpdateStartedAnnotation] = "yesterday"
 		}), deploymentAt("1.1.0", healthy), nil, "InvalidSpec", "InvalidSpec", `"yesterday" is not an RFC 3339 time`},
@@ -401,17 +426,12 @@ func TestBadInputStalls(t *testing.T) {
 		{"another field manager keeps reverting the image", config(current("1.0.0")),
 			&Workload{Description: "Deployment web", Image: repo + ":1.0.0", Verdict: healthy, ImageReverts: 3, ImageRevertedBy: "kustomize-controller"},
 			nil, "FieldManagerConflict", "FieldManagerConflict", "field manager kustomize-controller changed the image of Deployment web back 3 times"},
-		{"workload managed by another config", config(), deploymentAt("1.0.0", healthy), nil, "InvalidSpec", "InvalidSpec",
-			"Deployment web is managed by RollingUpgradeConfig web-old"},
 		{"unknown update-phase", config(func(c *v1alpha1.RollingUpgradeConfig) { c.Annotations[v1alpha1.UpdatePhaseAnnotation] = "Sometime" }),
 			deploymentAt("1.0.0", healthy), nil, "InvalidSpec", "InvalidSpec", `unknown value "Sometime"`},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			in := Input{Now: now, Config: tc.cfg, Workload: tc.workload, Candidates: withCM, SourceProblem: tc.problem}
-			if strings.Contains(tc.name, "another config") {
-				in.ClaimedBy = "web-old"
-			}
 			d := Decide(in)
 			s := condition(d, meta.StalledCondition)
 			if s == nil || s.Status != metav1.ConditionTrue || s.Reason != tc.reason || !strings.Contains(s.Message, tc.says) {
@@ -431,6 +451,23 @@ func TestBadInputStalls(t *testing.T) {
 				t.Errorf("second reconcile emitted %s", reasons(d2.Events))
 			}
 		})
+	}
+}
+
+// A workload takes one config: the younger one stalls with one Warning and changes nothing.
+func TestAWorkloadManagedByAnotherConfigStalls(t *testing.T) {
+	in := Input{Now: now, Config: config(), Workload: deploymentAt("1.0.0", healthy), ClaimedBy: "web-old"}
+	d := Decide(in)
+	if s := condition(d, meta.StalledCondition); s == nil || s.Reason != v1alpha1.EventInvalidSpec ||
+		!strings.Contains(s.Message, "Deployment web is managed by RollingUpgradeConfig web-old") {
+		t.Errorf("Stalled = %+v", s)
+	}
+	if got := reasons(d.Events); got != v1alpha1.EventInvalidSpec {
+		t.Errorf("events = %s", got)
+	}
+	in.Config = next(in.Config, d)
+	if d2 := Decide(in); len(d2.Events) != 0 {
+		t.Errorf("second reconcile emitted %s", reasons(d2.Events))
 	}
 }
 
@@ -470,8 +507,8 @@ func TestUnchangedInputsDecideNothingNew(t *testing.T) {
 func TestInFlightRepeatsEmitNothing(t *testing.T) {
 	started := now.Add(-time.Minute)
 	for name, in := range map[string]Input{
-		"health check": {Config: config(current("1.0.0"), inFlight(PhaseHealthCheck, repo+":1.1.0", started)), Workload: deploymentAt("1.1.0", pending)},
-		"rollback":     {Config: config(current("1.0.0"), inFlight(PhaseRollingBack, "", started)), Workload: deploymentAt("1.1.0", pending)},
+		"health check": {Config: config(current("1.0.0"), inFlight(StepHealthCheck, repo+":1.1.0", started)), Workload: deploymentAt("1.1.0", pending)},
+		"rollback":     {Config: config(current("1.0.0"), inFlight(StepRollingBack, "", started)), Workload: deploymentAt("1.1.0", pending)},
 	} {
 		t.Run(name, func(t *testing.T) {
 			in.Now = now

@@ -11,13 +11,17 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/health"
 )
 
 // Annotations is the in-flight state kept in the config's annotations; "" means absent.
 type Annotations struct {
 	TargetImage   string
-	UpdatePhase   string
+	Step          Step
 	UpdateStarted string
+	// CheckPaused is when a health check stopped being judged because its workload could not be
+	// (missing, blocked, or bound to another config); the health timer does not run meanwhile.
+	CheckPaused string
 }
 
 // AnnotationsOf reads the in-flight state of a config.
@@ -25,16 +29,72 @@ func AnnotationsOf(cfg *v1alpha1.RollingUpgradeConfig) Annotations {
 	a := cfg.GetAnnotations()
 	return Annotations{
 		TargetImage:   a[v1alpha1.TargetImageAnnotation],
-		UpdatePhase:   a[v1alpha1.UpdatePhaseAnnotation],
+		Step:          a[v1alpha1.UpdatePhaseAnnotation],
 		UpdateStarted: a[v1alpha1.UpdateStartedAnnotation],
+		CheckPaused:   a[v1alpha1.CheckPausedAnnotation],
 	}
 }
 
-// Event to emit once the decision has been written.
+// Values maps each annotation key to its value ("" = remove it).
+func (a Annotations) Values() map[string]string {
+	return map[string]string{
+		v1alpha1.TargetImageAnnotation:   a.TargetImage,
+		v1alpha1.UpdatePhaseAnnotation:   a.Step,
+		v1alpha1.UpdateStartedAnnotation: a.UpdateStarted,
+		v1alpha1.CheckPausedAnnotation:   a.CheckPaused,
+	}
+}
+
+// Write is one of the two writes a decision makes. Each event belongs to the write that records the
+// transition it reports, and is emitted once that write succeeded (or had nothing to change): a
+// retry after the other write failed decides the same event again only if its write never happened,
+// so every event goes out exactly once.
+type Write int
+
+const (
+	// WriteStatus: the event reports a change recorded in status (a version seen, held, a
+	// condition that begins, a circuit reset).
+	WriteStatus Write = iota
+	// WriteAnnotations: the event reports a move of the update-phase annotation (a rollout starts,
+	// ends, or its rollback ends).
+	WriteAnnotations
+)
+
+// Event to emit once its write succeeded.
 type Event struct {
 	Type    string // corev1.EventTypeNormal or corev1.EventTypeWarning
 	Reason  string
 	Message string
+	After   Write
+}
+
+// Outcome says what a decision did to the rollout in flight. It is the one place the end of a
+// rollout is told: metrics, pod timing and any other end-of-rollout side effect read it.
+type Outcome string
+
+const (
+	// OutcomeNone: no rollout started or ended.
+	OutcomeNone Outcome = ""
+	// OutcomeStarted: a rollout started; its health check runs.
+	OutcomeStarted Outcome = "Started"
+	// OutcomeHealthy: the health check passed.
+	OutcomeHealthy Outcome = "Healthy"
+	// OutcomeFailed: the health check failed; the version is on the failed list and is rolled back.
+	OutcomeFailed Outcome = "Failed"
+	// OutcomeAbandoned: a person ended the health check (removed or changed the target, or retargeted
+	// the config): no verdict on the version, which is not put on the failed list.
+	OutcomeAbandoned Outcome = "Abandoned"
+)
+
+// Ends reports whether the outcome ends a health check.
+func (o Outcome) Ends() bool {
+	return o == OutcomeHealthy || o == OutcomeFailed || o == OutcomeAbandoned
+}
+
+// Rollout identifies the rollout an outcome is about.
+type Rollout struct {
+	Image   string
+	Started time.Time
 }
 
 // Decision is what becomes of the config.
@@ -43,11 +103,14 @@ type Decision struct {
 	Annotations Annotations
 	// Status is the whole new status; the controller writes it only if it differs.
 	Status v1alpha1.RollingUpgradeConfigStatus
-	// StatusFirst: write status before annotations. Finishing a rollout records it in status
-	// first, so that a crash in between repeats the (idempotent) record instead of losing it.
+	// StatusFirst: write status before annotations. Starting and finishing a rollout record it in
+	// status first, so that a crash in between repeats the (idempotent) record instead of losing it.
 	StatusFirst bool
-	// Events to emit after the writes succeeded.
+	// Events to emit, each after its write.
 	Events []Event
+	// Outcome of the rollout in flight, and which rollout it is (set when Outcome is not None).
+	Outcome Outcome
+	Rollout Rollout
 	// RequeueAfter > 0 asks for another look after this long even if nothing changes.
 	RequeueAfter time.Duration
 	// DeleteStuckPods asks the controller to delete the pods of the failed revision of an
@@ -58,8 +121,8 @@ type Decision struct {
 	now time.Time
 }
 
-func (d *Decision) event(typ, reason, format string, args ...any) {
-	d.Events = append(d.Events, Event{typ, reason, fmt.Sprintf(format, args...)})
+func (d *Decision) event(after Write, typ, reason, format string, args ...any) {
+	d.Events = append(d.Events, Event{typ, reason, bounded(fmt.Sprintf(format, args...)), after})
 }
 
 func (d *Decision) setCondition(typ string, status metav1.ConditionStatus, reason, msg string) {
@@ -71,14 +134,14 @@ func (d *Decision) setCondition(typ string, status metav1.ConditionStatus, reaso
 
 // ready: the config is where it should be (kstatus Current).
 func (d *Decision) ready(reason, format string, args ...any) {
-	d.setCondition(meta.ReadyCondition, metav1.ConditionTrue, reason, fmt.Sprintf(format, args...))
+	d.setCondition(meta.ReadyCondition, metav1.ConditionTrue, reason, bounded(fmt.Sprintf(format, args...)))
 	apimeta.RemoveStatusCondition(&d.Status.Conditions, meta.ReconcilingCondition)
 	apimeta.RemoveStatusCondition(&d.Status.Conditions, meta.StalledCondition)
 }
 
 // progressing: a rollout or rollback is under way (kstatus InProgress).
 func (d *Decision) progressing(reason, format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
+	msg := bounded(fmt.Sprintf(format, args...))
 	d.setCondition(meta.ReadyCondition, metav1.ConditionFalse, reason, msg)
 	d.setCondition(meta.ReconcilingCondition, metav1.ConditionTrue, reason, msg)
 	apimeta.RemoveStatusCondition(&d.Status.Conditions, meta.StalledCondition)
@@ -86,7 +149,7 @@ func (d *Decision) progressing(reason, format string, args ...any) {
 
 // waiting: not ready, for a reason that may go away by itself (kstatus InProgress).
 func (d *Decision) waiting(reason, format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
+	msg := bounded(fmt.Sprintf(format, args...))
 	d.progressing(reason, "%s", msg)
 	d.warnOnChange(reason, msg)
 }
@@ -94,7 +157,7 @@ func (d *Decision) waiting(reason, format string, args ...any) {
 // stalled: nothing happens until a human acts (kstatus Failed). The Warning event goes out when
 // the reason or message is new, so a stuck config does not repeat it on every reconcile.
 func (d *Decision) stalled(reason, format string, args ...any) {
-	msg := fmt.Sprintf(format, args...)
+	msg := bounded(fmt.Sprintf(format, args...))
 	d.setCondition(meta.ReadyCondition, metav1.ConditionFalse, reason, msg)
 	d.setCondition(meta.StalledCondition, metav1.ConditionTrue, reason, msg)
 	apimeta.RemoveStatusCondition(&d.Status.Conditions, meta.ReconcilingCondition)
@@ -108,9 +171,16 @@ func (d *Decision) warnOnChange(reason, msg string) {
 		old.Status == metav1.ConditionFalse && old.Reason == reason && old.Message == msg {
 		return
 	}
-	switch reason {
-	case v1alpha1.EventInvalidSpec, v1alpha1.EventTargetNotFound, v1alpha1.EventSourceNotFound, v1alpha1.EventRegistryUnavailable,
-		v1alpha1.EventFieldManagerConflict:
-		d.event(corev1.EventTypeWarning, reason, "%s", msg)
+	if warningReasons[reason] {
+		d.event(WriteStatus, corev1.EventTypeWarning, reason, "%s", msg)
 	}
+}
+
+// warningReasons are the condition reasons that come with a Warning event when they begin: what
+// needs a person, or holds every rollout until something changes.
+var warningReasons = map[string]bool{
+	v1alpha1.EventInvalidSpec: true, v1alpha1.EventTargetNotFound: true, v1alpha1.EventSourceNotFound: true,
+	v1alpha1.EventRegistryUnavailable: true, v1alpha1.EventFieldManagerConflict: true, v1alpha1.EventRollbackStuck: true,
+	v1alpha1.ReasonTargetRefused: true,
+	health.ReasonPaused:          true, health.ReasonOnDelete: true, health.ReasonPartitionCoversAll: true, health.ReasonScaledToZero: true,
 }

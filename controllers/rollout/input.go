@@ -11,11 +11,15 @@ import (
 	"github.com/rollgate/rollgate/controllers/health"
 )
 
+// Step is a value of the rollgate.dev/update-phase annotation: the step of the rollout in flight.
+// (The status has phases of its own, v1alpha1.Phase*, which say more than the step.)
+type Step = string
+
 // Values of the rollgate.dev/update-phase annotation.
 const (
-	PhaseIdle        = ""
-	PhaseHealthCheck = "HealthCheck"
-	PhaseRollingBack = "RollingBack"
+	StepIdle        Step = ""
+	StepHealthCheck Step = "HealthCheck"
+	StepRollingBack Step = "RollingBack"
 )
 
 // HealthPoll is the longest a health check goes without a look at the workload, even when no

@@ -59,18 +59,12 @@ func NewPolicy(constraint string) (*Policy, error) {
 	return &Policy{constraint: c}, nil
 }
 
-// Choose picks from candidates. current is the version running now ("" when unknown: then any
-// version the constraint allows is newer); an unparsable current version is an error, since
-// "newer" would mean nothing. failed holds exact tag strings: "1.2.0" does not exclude "v1.2.0".
-func (p *Policy) Choose(candidates []string, current string, failed []string) (Choice, error) {
-	var cur *semver.Version
-	if current != "" {
-		v, err := semver.NewVersion(current)
-		if err != nil {
-			return Choice{}, fmt.Errorf("current version %q is not semver: %w", current, err)
-		}
-		cur = v
-	}
+// Choose picks from candidates. current is the version running now; when it is "" (or not
+// semver) nothing can be compared and any version the constraint allows counts as newer, so a
+// caller that must not downgrade checks it first. failed holds exact tag strings: "1.2.0" does not
+// exclude "v1.2.0".
+func (p *Policy) Choose(candidates []string, current string, failed []string) Choice {
+	cur, _ := semver.NewVersion(current)
 
 	var choice Choice
 	var best *semver.Version
@@ -99,5 +93,5 @@ func (p *Policy) Choose(candidates []string, current string, failed []string) (C
 			}
 		}
 	}
-	return choice, nil
+	return choice
 }

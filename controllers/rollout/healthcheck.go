@@ -1,0 +1,201 @@
+package rollout
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/bookkeeping"
+	"github.com/rollgate/rollgate/controllers/health"
+	"github.com/rollgate/rollgate/controllers/image"
+	"github.com/rollgate/rollgate/controllers/version"
+)
+
+// start applies an image: the annotations say HealthCheck from now on. The status is written
+// first: if the annotations then fail to be written, the next decision starts again from idle
+// instead of finding a rollout whose start was never recorded (or announced).
+func start(d *Decision, in Input, img, why string) {
+	st := &d.Status
+	ver := image.Version(img)
+	d.Annotations = Annotations{TargetImage: img, Step: StepHealthCheck, UpdateStarted: in.Now.UTC().Format(time.RFC3339)}
+	d.StatusFirst = true
+	now := metav1.NewTime(in.Now)
+	st.Phase = v1alpha1.PhaseInProgress
+	st.TargetVersion = ver
+	st.NextWindow = nil
+	st.LastUpdate = &now
+	rt := recordedTargetOf(in.Config.Spec)
+	st.RecordedTarget = &rt
+	timeout := in.Config.Spec.HealthTimeoutOrDefault()
+	d.end(OutcomeStarted, img, in.Now.UTC().Truncate(time.Second))
+	d.event(WriteAnnotations, corev1.EventTypeNormal, v1alpha1.EventUpdateStarting, "rolling out %s (%s); health timeout %s", img, why, timeout)
+	d.progressing(v1alpha1.ReasonProgressing, "rolling out %s; health timeout %s", ver, timeout)
+	d.RequeueAfter = HealthPoll
+}
+
+// healthCheck watches a rollout until it is healthy, fails, or times out.
+func healthCheck(d *Decision, in Input) {
+	st := &d.Status
+	a := d.Annotations
+	started, err := time.Parse(time.RFC3339, a.UpdateStarted)
+	if err != nil {
+		d.stalled(v1alpha1.EventInvalidSpec, "annotation %s=%q is not an RFC 3339 time; set it (e.g. %s) or remove %s to end the health check",
+			v1alpha1.UpdateStartedAnnotation, a.UpdateStarted, in.Now.UTC().Format(time.RFC3339), v1alpha1.UpdatePhaseAnnotation)
+		return
+	}
+	if a.TargetImage == "" {
+		// A human removed the target mid-check: the renderer returns to the current image.
+		d.end(OutcomeAbandoned, "", started)
+		rollBackTo(d, in)
+		d.progressing(v1alpha1.ReasonRollingBack, "%s was removed by hand; returning to %s", v1alpha1.TargetImageAnnotation, orNone(st.CurrentImage))
+		return
+	}
+	ver := image.Version(a.TargetImage)
+	if st.TargetVersion != "" && ver != st.TargetVersion && recordedVerdict(st, st.TargetVersion, started) == "" {
+		// A human changed the target mid-check: the old one gets no verdict, the new one a fresh timer.
+		retargetByHand(d, in, started)
+		return
+	}
+	w, ok := checkWorkload(d, in)
+	if !ok || blocked(d, w) {
+		pause(d, in.Now)
+		st.Phase, st.TargetVersion = v1alpha1.PhaseInProgress, ver
+		d.RequeueAfter = HealthPoll
+		return
+	}
+	started = resume(d, in.Now, started)
+	judge(d, in, w, ver, started)
+}
+
+// judge gives the verdict on a health check, or says how far it got. A verdict recorded before
+// binds: a decision repeated after a failed write (or a crash) records and announces the same one,
+// never the other.
+func judge(d *Decision, in Input, w *Workload, ver string, started time.Time) {
+	st := &d.Status
+	a := d.Annotations
+	appliedAt := metav1.NewTime(started)
+	elapsed := in.Now.Sub(started)
+	timeout := in.Config.Spec.HealthTimeoutOrDefault()
+	rendered := image.Renders(w.Image, a.TargetImage)
+
+	verdict := recordedVerdict(st, ver, started)
+	if verdict == "" {
+		switch {
+		case rendered && w.Verdict.State == health.Healthy:
+			verdict = v1alpha1.ResultHealthy
+		case (rendered && w.Verdict.State == health.Failed) || elapsed >= timeout:
+			verdict = v1alpha1.ResultRolledBack
+		}
+	}
+
+	// Ending a health check records it in status (idempotent, keyed by version and start) and moves
+	// the annotations out of HealthCheck; the events go with that move, which happens once.
+	switch verdict {
+	case v1alpha1.ResultHealthy:
+		semver := ""
+		if version.IsSemver(image.Tag(a.TargetImage)) {
+			semver = image.Tag(a.TargetImage)
+		}
+		bookkeeping.Success(st, ver, semver, a.TargetImage, appliedAt)
+		d.end(OutcomeHealthy, a.TargetImage, started)
+		d.event(WriteAnnotations, corev1.EventTypeNormal, v1alpha1.EventUpdateComplete, "%s is healthy after %s", a.TargetImage, elapsed.Round(time.Second))
+		d.Annotations.Step, d.Annotations.UpdateStarted = StepIdle, ""
+		d.StatusFirst = true
+		st.Phase, st.TargetVersion = v1alpha1.PhaseCompleted, ""
+		d.ready(v1alpha1.EventUpdateComplete, "running %s", ver)
+	case v1alpha1.ResultRolledBack:
+		why := failure(w, elapsed, timeout, rendered)
+		recorded, opened := bookkeeping.Rollback(st, ver, a.TargetImage, appliedAt, in.Config.Spec.MaxRollbacks)
+		d.end(OutcomeFailed, a.TargetImage, started)
+		d.event(WriteAnnotations, corev1.EventTypeWarning, v1alpha1.EventUpdateRollback, "%s %s; rolling back to %s", a.TargetImage, why, orNone(st.CurrentImage))
+		// The circuit opened now, or (a repeated decision) with the record written last time.
+		if opened || (!recorded && st.CircuitOpen) {
+			d.event(WriteAnnotations, corev1.EventTypeWarning, v1alpha1.EventCircuitOpen, "%s", circuitMessage(st, ""))
+		}
+		rollBackTo(d, in)
+		d.progressing(v1alpha1.ReasonRollingBack, "%s %s; rolling back to %s", ver, why, orNone(st.CurrentImage))
+	default:
+		st.Phase, st.TargetVersion = v1alpha1.PhaseInProgress, ver
+		progress := w.Verdict.Message
+		if !rendered {
+			progress = "waiting for the image to be rendered into " + w.Description
+		}
+		left := timeout - elapsed
+		d.progressing(v1alpha1.ReasonProgressing, "rolling out %s: %s; rollback in %s unless healthy", ver, progress, left.Round(time.Second))
+		d.RequeueAfter = min(HealthPoll, left)
+	}
+}
+
+// failure says why a health check failed.
+func failure(w *Workload, elapsed, timeout time.Duration, rendered bool) string {
+	verdict := strings.TrimSuffix(w.Verdict.Message, ".")
+	if !rendered {
+		verdict = "the image never reached " + w.Description
+	}
+	if elapsed < timeout {
+		return fmt.Sprintf("failed after %s: %s: %s", elapsed.Round(time.Second), w.Verdict.Reason, verdict)
+	}
+	return fmt.Sprintf("not healthy after %s (%s)", timeout, verdict)
+}
+
+// recordedVerdict is the verdict the history already holds for the rollout of ver started at
+// started, or "".
+func recordedVerdict(st *v1alpha1.RollingUpgradeConfigStatus, ver string, started time.Time) v1alpha1.RolloutResult {
+	n := len(st.VersionHistory)
+	if n == 0 {
+		return ""
+	}
+	if e := st.VersionHistory[n-1]; e.Version == ver && e.AppliedAt.Time.Equal(started) {
+		return e.Status
+	}
+	return ""
+}
+
+// rollBackTo moves the annotations to RollingBack: the target goes, the renderer returns to the
+// current image, and the rollback's own timer starts.
+func rollBackTo(d *Decision, in Input) {
+	d.Annotations = Annotations{Step: StepRollingBack, UpdateStarted: in.Now.UTC().Format(time.RFC3339)}
+	d.StatusFirst = true
+	d.Status.Phase, d.Status.TargetVersion = v1alpha1.PhaseRollingBack, ""
+	d.RequeueAfter = HealthPoll
+}
+
+// retargetByHand ends the check of the old target without a verdict and starts the new one.
+func retargetByHand(d *Decision, in Input, started time.Time) {
+	st := &d.Status
+	old := in.Config.Spec.Image + ":" + st.TargetVersion
+	bookkeeping.Abandon(st, st.TargetVersion, old, metav1.NewTime(started))
+	d.event(WriteAnnotations, corev1.EventTypeNormal, v1alpha1.EventUpdateAbandoned, "%s was replaced by hand with %s before its verdict",
+		st.TargetVersion, d.Annotations.TargetImage)
+	target := d.Annotations.TargetImage
+	if problem := handTargetProblem(in.Config, target); problem != "" {
+		d.end(OutcomeAbandoned, old, started)
+		rollBackTo(d, in)
+		d.stalled(v1alpha1.ReasonTargetRefused, "%s=%s is not applied: %s", v1alpha1.TargetImageAnnotation, target, problem)
+		return
+	}
+	start(d, in, target, "set by hand in "+v1alpha1.TargetImageAnnotation+" during the health check of "+st.TargetVersion)
+}
+
+// pause stops the health timer while the workload cannot be judged.
+func pause(d *Decision, now time.Time) {
+	if d.Annotations.CheckPaused == "" {
+		d.Annotations.CheckPaused = now.UTC().Format(time.RFC3339)
+	}
+}
+
+// resume restarts a paused health timer: the pause is added to its start.
+func resume(d *Decision, now, started time.Time) time.Time {
+	paused, err := time.Parse(time.RFC3339, d.Annotations.CheckPaused)
+	d.Annotations.CheckPaused = ""
+	if err != nil || now.Before(paused) {
+		return started
+	}
+	started = started.Add(now.Sub(paused).Truncate(time.Second))
+	d.Annotations.UpdateStarted = started.UTC().Format(time.RFC3339)
+	return started
+}

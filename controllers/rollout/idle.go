@@ -1,0 +1,254 @@
+package rollout
+
+import (
+	"slices"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/health"
+	"github.com/rollgate/rollgate/controllers/image"
+	"github.com/rollgate/rollgate/controllers/version"
+	"github.com/rollgate/rollgate/controllers/window"
+)
+
+// lastCheckRefresh is how stale status.lastCheck may get while nothing changes.
+const lastCheckRefresh = 5 * time.Minute
+
+// idle decides whether to start a rollout, and if not, why. Each step handles what it cannot know
+// first and returns false when the decision is made.
+func idle(d *Decision, in Input) {
+	policy, win, ok := parseSpec(d, in.Config.Spec)
+	if !ok {
+		return
+	}
+	w, ok := checkWorkload(d, in)
+	if !ok {
+		return
+	}
+	recordFirstSight(d, in, w)
+	if !handTarget(d, in, w) || !pinned(d) || !recorded(d, w) || !sourcesRead(d, in) {
+		return
+	}
+	choice := choose(d, in, policy)
+	gate(d, in, w, win, choice)
+}
+
+// parseSpec parses the constraint and the window; a bad one stalls the config.
+func parseSpec(d *Decision, spec v1alpha1.RollingUpgradeConfigSpec) (*version.Policy, *window.Window, bool) {
+	policy, err := version.NewPolicy(spec.VersionConstraint)
+	if err != nil {
+		d.stalled(v1alpha1.EventInvalidSpec, "spec.versionConstraint: %v", err)
+		return nil, nil, false
+	}
+	mw := spec.MaintenanceWindow
+	if mw == nil {
+		return policy, nil, true
+	}
+	var dur time.Duration
+	if mw.Duration != nil {
+		dur = mw.Duration.Duration
+	}
+	win, err := window.Parse(mw.Schedule, dur, mw.TimeZone)
+	if err != nil {
+		d.stalled(v1alpha1.EventInvalidSpec, "spec.maintenanceWindow: %v", err)
+		return nil, nil, false
+	}
+	return policy, win, true
+}
+
+// recordFirstSight records the image of a healthy workload seen for the first time: the image a
+// rollback returns to. Its version is recorded only when its tag is semver; a workload on a digest
+// or a tag such as main-abc1234 gets no automatic update until a person picks a version.
+func recordFirstSight(d *Decision, in Input, w *Workload) {
+	st := &d.Status
+	target := d.Annotations.TargetImage
+	if st.CurrentImage != "" || w.Verdict.State != health.Healthy || (target != "" && !image.Renders(w.Image, target)) {
+		return
+	}
+	st.CurrentImage = w.Image
+	if tag := image.Tag(w.Image); version.IsSemver(tag) {
+		st.CurrentVersion = tag
+	}
+	rt := recordedTargetOf(in.Config.Spec)
+	st.RecordedTarget = &rt
+}
+
+// handTarget starts a target-image set by hand that differs from the current image, within the
+// rules that bind every rollout: not while suspended, not with the circuit open, not a version that
+// failed before. A refused target is not rendered either (see RenderImage).
+func handTarget(d *Decision, in Input, w *Workload) bool {
+	st := &d.Status
+	target := d.Annotations.TargetImage
+	if target == "" || image.Renders(st.CurrentImage, target) {
+		return true
+	}
+	if problem := handTargetProblem(in.Config, target); problem != "" {
+		st.Phase, st.TargetVersion, st.NextWindow = restingPhase(st), "", nil
+		d.stalled(v1alpha1.ReasonTargetRefused, "%s=%s is not applied: %s", v1alpha1.TargetImageAnnotation, target, problem)
+		return false
+	}
+	if blocked(d, w) {
+		return false
+	}
+	start(d, in, target, "set by hand in "+v1alpha1.TargetImageAnnotation)
+	return false
+}
+
+// handTargetProblem says why a target-image set by hand may not start, or "".
+func handTargetProblem(cfg *v1alpha1.RollingUpgradeConfig, target string) string {
+	st := &cfg.Status
+	switch ver := image.Version(target); {
+	case cfg.Spec.Suspend:
+		return "spec.suspend is set; unset it to roll out " + ver
+	case st.CircuitOpen:
+		return "the circuit breaker is open; set annotation " + v1alpha1.ResetCircuitAnnotation + " to a new value to roll out " + ver
+	case slices.Contains(st.FailedVersions, ver):
+		return ver + " failed its health check before (status.failedVersions); remove it from that list to try it again"
+	}
+	return ""
+}
+
+// pinned: a target-image that names no semver version (a digest, or a tag such as main) turns
+// automatic updates off until the annotation is removed.
+func pinned(d *Decision) bool {
+	st := &d.Status
+	target := d.Annotations.TargetImage
+	if target == "" || version.IsSemver(image.Tag(target)) {
+		return true
+	}
+	st.Phase = restingPhase(st)
+	st.TargetVersion, st.NextWindow = "", nil
+	d.ready(v1alpha1.ReasonPinned, "%s pins %s: automatic updates are off until the annotation is removed%s",
+		v1alpha1.TargetImageAnnotation, target, sinceNote(st.CurrentVersion))
+	return false
+}
+
+func sinceNote(current string) string {
+	if current == "" {
+		return ""
+	}
+	return "; they resume from " + current
+}
+
+// recorded: without a recorded healthy image nothing can be compared, nor rolled back to.
+func recorded(d *Decision, w *Workload) bool {
+	if d.Status.CurrentImage != "" {
+		return true
+	}
+	if !blocked(d, w) {
+		d.waiting(v1alpha1.ReasonWorkloadNotHealthy, "waiting for %s to be healthy to record the version it runs (%s)",
+			w.Description, w.Verdict.Message)
+	}
+	return false
+}
+
+// sourcesRead: a config must not act on part of its signals.
+func sourcesRead(d *Decision, in Input) bool {
+	p := in.SourceProblem
+	if p == nil {
+		return true
+	}
+	if p.Terminal {
+		d.stalled(p.Reason, "%s", p.Message)
+	} else {
+		d.waiting(p.Reason, "%s", p.Message)
+	}
+	return false
+}
+
+// choice is the best eligible candidate and what was ignored on the way.
+type choice struct {
+	tag     string
+	ignored string
+}
+
+// choose picks the best eligible candidate and records it as available. A config whose current
+// image has no semver version compares nothing: every candidate counts as newer, which could be a
+// downgrade, so the gate holds it.
+func choose(d *Decision, in Input, policy *version.Policy) choice {
+	st := &d.Status
+	tags := make([]string, 0, len(in.Candidates))
+	for _, c := range in.Candidates {
+		tags = append(tags, c.Tag)
+	}
+	// CurrentVersion is semver by construction (recordFirstSight, bookkeeping.Success); an older
+	// status may hold a digest, which compares nothing either.
+	current := st.CurrentVersion
+	if !version.IsSemver(current) {
+		current = ""
+	}
+	ch := policy.Choose(tags, current, st.FailedVersions)
+	// lastCheck moves when the answer changes, or at most every lastCheckRefresh: an unchanged
+	// config is not rewritten on every event about its workload.
+	if st.LastCheck == nil || in.Now.Sub(st.LastCheck.Time) >= lastCheckRefresh || ch.Tag != d.old.AvailableVersion {
+		now := metav1.NewTime(in.Now)
+		st.LastCheck = &now
+	}
+	if ch.Tag != "" && ch.Tag != d.old.AvailableVersion {
+		d.event(WriteStatus, corev1.EventTypeNormal, v1alpha1.EventVersionAvailable, "%s is available (current: %s)", ch.Tag, orNone(st.CurrentVersion))
+	}
+	st.AvailableVersion = ch.Tag
+	var notSemver []string
+	for _, s := range ch.Skipped {
+		if s.Reason == version.SkipNotSemver {
+			notSemver = append(notSemver, s.Tag)
+		}
+	}
+	return choice{tag: ch.Tag, ignored: describeIgnored(notSemver, in.Candidates)}
+}
+
+// gate starts the chosen version, or says what holds it: suspend, nothing newer, no version to
+// compare with, the circuit, the window, or an unhealthy workload.
+func gate(d *Decision, in Input, w *Workload, win *window.Window, ch choice) {
+	st := &d.Status
+	rest := func() {
+		st.Phase = restingPhase(st)
+		st.TargetVersion, st.NextWindow = "", nil
+	}
+	switch {
+	case in.Config.Spec.Suspend:
+		rest()
+		st.Phase = v1alpha1.PhaseSuspended
+		d.ready(v1alpha1.ReasonSuspended, "spec.suspend is set: no automatic rollout%s", availableNote(ch.tag))
+	case st.CurrentVersion == "" || !version.IsSemver(st.CurrentVersion):
+		rest()
+		d.ready(v1alpha1.ReasonUnversioned, "%s runs %s, which has no semver version to compare with: no automatic update until a person "+
+			"picks a version (annotation %s=%s:<version>)%s", w.Description, st.CurrentImage, v1alpha1.TargetImageAnnotation,
+			in.Config.Spec.Image, availableNote(ch.tag))
+	case ch.tag == "":
+		rest()
+		if st.CircuitOpen {
+			d.stalled(v1alpha1.EventCircuitOpen, "%s", circuitMessage(st, ""))
+			return
+		}
+		d.ready(v1alpha1.ReasonUpToDate, "running %s; no newer eligible version%s", orNone(st.CurrentVersion), ch.ignored)
+	case st.CircuitOpen:
+		if d.old.Phase != v1alpha1.PhaseFailed || d.old.AvailableVersion != ch.tag {
+			d.event(WriteStatus, corev1.EventTypeWarning, v1alpha1.EventVersionAvailableCircuitOpen, "%s", circuitMessage(st, ch.tag))
+		}
+		rest()
+		d.stalled(v1alpha1.EventCircuitOpen, "%s", circuitMessage(st, ch.tag))
+	case !win.Open(in.Now):
+		next := win.NextOpen(in.Now)
+		if d.old.Phase != v1alpha1.PhasePending || d.old.TargetVersion != ch.tag {
+			d.event(WriteStatus, corev1.EventTypeNormal, v1alpha1.EventVersionHeld, "%s held until %s (window %s)", ch.tag, next.Format(time.RFC3339), win)
+		}
+		st.Phase = v1alpha1.PhasePending
+		st.TargetVersion = ch.tag
+		nw := metav1.NewTime(next)
+		st.NextWindow = &nw
+		d.ready(v1alpha1.EventVersionHeld, "%s held until %s (window %s)", ch.tag, next.Format(time.RFC3339), win)
+		d.RequeueAfter = next.Sub(in.Now)
+	case w.Verdict.State != health.Healthy:
+		// Never start on a broken workload: its failure would be blamed on the new version.
+		rest()
+		if !blocked(d, w) {
+			d.waiting(v1alpha1.ReasonWorkloadNotHealthy, "%s is not healthy (%s); %s waits until it is", w.Description, w.Verdict.Message, ch.tag)
+		}
+	default:
+		start(d, in, in.Config.Spec.Image+":"+ch.tag, "from "+sourcesOf(ch.tag, in.Candidates))
+	}
+}

@@ -1,0 +1,365 @@
+package rollout
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/health"
+)
+
+func retargeted(name string) func(*v1alpha1.RollingUpgradeConfig) {
+	return func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Status.RecordedTarget = &v1alpha1.RecordedTarget{Kind: v1alpha1.KindDeployment, Name: c.Spec.TargetRef.Name}
+		c.Spec.TargetRef.Name = name
+	}
+}
+
+// The status is bound to the workload it was recorded for: a config pointed at another workload
+// abandons its rollout and records the new workload afresh, never carrying an image across.
+func TestRetargetingAbandonsAndRecordsAfresh(t *testing.T) {
+	started := now.Add(-time.Minute)
+	web2 := &Workload{Description: "Deployment web2", Image: repo + ":1.4.0", Verdict: healthy}
+	cases := []struct {
+		name string
+		// inputs
+		cfg *v1alpha1.RollingUpgradeConfig
+		// expected
+		wantEvents       string
+		wantOutcome      Outcome
+		wantAnnotations  Annotations
+		wantCurrentImage string
+		wantHistory      string
+	}{
+		{
+			name:       "retargeted mid-check: the rollout is abandoned and neither workload is touched",
+			cfg:        config(current("1.3.0"), inFlight(StepHealthCheck, repo+":1.3.1", started), retargeted("web2")),
+			wantEvents: "UpdateAbandoned", wantOutcome: OutcomeAbandoned, wantHistory: "1.3.1:Abandoned", wantCurrentImage: repo + ":1.4.0",
+		},
+		{
+			name:       "retargeted mid-rollback: the rollback is abandoned",
+			cfg:        config(current("1.3.0"), inFlight(StepRollingBack, "", started), retargeted("web2")),
+			wantEvents: "UpdateAbandoned", wantCurrentImage: repo + ":1.4.0",
+		},
+		{
+			name: "retargeted while idle: the new workload's image is recorded, the old one forgotten",
+			cfg:  config(current("1.3.0"), retargeted("web2")), wantCurrentImage: repo + ":1.4.0",
+		},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Decide(Input{Now: now, Config: tc.cfg, Workload: web2})
+			if got := reasons(d.Events); got != tc.wantEvents {
+				t.Errorf("events = %s, want %s", got, tc.wantEvents)
+			}
+			if d.Outcome != tc.wantOutcome {
+				t.Errorf("outcome = %q, want %q", d.Outcome, tc.wantOutcome)
+			}
+			if d.Annotations != tc.wantAnnotations {
+				t.Errorf("annotations = %+v, want %+v", d.Annotations, tc.wantAnnotations)
+			}
+			if d.Status.CurrentImage != tc.wantCurrentImage {
+				t.Errorf("currentImage = %q, want %q", d.Status.CurrentImage, tc.wantCurrentImage)
+			}
+			if got := history(d.Status); got != tc.wantHistory {
+				t.Errorf("history = %s, want %s", got, tc.wantHistory)
+			}
+			// Before the engine acts, the renderer writes nothing recorded for web into web2; after,
+			// only what web2 runs already.
+			if img, _ := RenderImage(tc.cfg); img != "" {
+				t.Errorf("renders %q into web2 before the engine acted", img)
+			}
+			if img, _ := RenderImage(next(tc.cfg, d)); img != tc.wantCurrentImage {
+				t.Errorf("renders %q into web2, want %q", img, tc.wantCurrentImage)
+			}
+		})
+	}
+}
+
+func history(st v1alpha1.RollingUpgradeConfigStatus) string {
+	var h []string
+	for _, e := range st.VersionHistory {
+		h = append(h, e.Version+":"+string(e.Status))
+	}
+	return strings.Join(h, ",")
+}
+
+// A health check is timed fairly: a target changed mid-check starts a fresh timer, and a workload
+// that cannot be judged (missing, paused) stops the timer until it can.
+func TestHealthTimerIsFair(t *testing.T) {
+	t.Run("a target changed by hand mid-check restarts the timer and abandons the old one", func(t *testing.T) {
+		cfg := config(current("1.0.0"), inFlight(StepHealthCheck, repo+":1.2.0", now.Add(-9*time.Minute)), func(c *v1alpha1.RollingUpgradeConfig) {
+			c.Status.TargetVersion = "1.1.0"
+		})
+		d := Decide(Input{Now: now, Config: cfg, Workload: deploymentAt("1.1.0", pending)})
+		if d.Annotations.UpdateStarted != now.Format(time.RFC3339) || d.Annotations.TargetImage != repo+":1.2.0" {
+			t.Errorf("annotations = %+v, want 1.2.0 started now", d.Annotations)
+		}
+		if got := reasons(d.Events); got != "UpdateAbandoned,UpdateStarting" {
+			t.Errorf("events = %s", got)
+		}
+		if got := history(d.Status); got != "1.1.0:Abandoned" {
+			t.Errorf("history = %s", got)
+		}
+		if len(d.Status.FailedVersions) != 0 {
+			t.Errorf("failed versions = %v: nothing was judged", d.Status.FailedVersions)
+		}
+	})
+
+	paused := health.Verdict{State: health.Blocked, Reason: health.ReasonPaused, Message: "Deployment is paused"}
+	steps := []struct {
+		name     string
+		after    time.Duration // since the check started
+		workload *Workload
+		// expected
+		wantPhase  v1alpha1.Phase
+		wantReason string
+		wantEvents string
+	}{
+		{name: "the check runs", after: 2 * time.Minute, workload: deploymentAt("1.1.0", pending),
+			wantPhase: v1alpha1.PhaseInProgress, wantReason: v1alpha1.ReasonProgressing},
+		{name: "the workload is deleted: the timer stops", after: 3 * time.Minute, workload: nil,
+			wantPhase: v1alpha1.PhaseInProgress, wantReason: v1alpha1.EventTargetNotFound, wantEvents: "TargetNotFound"},
+		{name: "it is back but paused: still stopped", after: 20 * time.Minute, workload: &Workload{Description: "Deployment web", Image: repo + ":1.1.0", Verdict: paused},
+			wantPhase: v1alpha1.PhaseInProgress, wantReason: health.ReasonPaused, wantEvents: "Paused"},
+		{name: "resumed 30 minutes later, past the 10m timeout by the clock: 1 minute of the check was used, no rollback",
+			after: 33 * time.Minute, workload: deploymentAt("1.1.0", pending),
+			wantPhase: v1alpha1.PhaseInProgress, wantReason: v1alpha1.ReasonProgressing},
+		{name: "the remaining 9 minutes run out: rolled back", after: 42 * time.Minute, workload: deploymentAt("1.1.0", pending),
+			wantPhase: v1alpha1.PhaseRollingBack, wantReason: v1alpha1.ReasonRollingBack, wantEvents: "UpdateRollback"},
+	}
+	started := now
+	cfg := config(current("1.0.0"), inFlight(StepHealthCheck, repo+":1.1.0", started))
+	cfg.Status.TargetVersion = "1.1.0"
+	for _, step := range steps {
+		t.Run(step.name, func(t *testing.T) {
+			d := Decide(Input{Now: started.Add(step.after), Config: cfg, Workload: step.workload})
+			if d.Status.Phase != step.wantPhase {
+				t.Errorf("phase = %s, want %s", d.Status.Phase, step.wantPhase)
+			}
+			if r := condition(d, meta.ReadyCondition); r == nil || r.Reason != step.wantReason {
+				t.Errorf("Ready = %+v, want reason %s", r, step.wantReason)
+			}
+			if got := reasons(d.Events); got != step.wantEvents {
+				t.Errorf("events = %s, want %s", got, step.wantEvents)
+			}
+			cfg = next(cfg, d)
+		})
+	}
+}
+
+// A workload that can make no progress holds rollouts instead of burning versions.
+func TestBlockedWorkloadsHoldRollouts(t *testing.T) {
+	cases := []struct {
+		name    string
+		verdict health.Verdict
+		// expected
+		wantStalled bool
+	}{
+		{name: "a paused Deployment holds the rollout", verdict: health.Verdict{State: health.Blocked, Reason: health.ReasonPaused, Message: "paused"}},
+		{name: "a workload scaled to 0 holds the rollout", verdict: health.Verdict{State: health.Blocked, Reason: health.ReasonScaledToZero, Message: "0 replicas"}},
+		{name: "a partition over every pod holds the rollout", verdict: health.Verdict{State: health.Blocked, Reason: health.ReasonPartitionCoversAll, Message: "partition 3 >= 3 replicas"}},
+		{name: "an OnDelete StatefulSet is refused", verdict: health.Verdict{State: health.Blocked, Reason: health.ReasonOnDelete, Message: "OnDelete"}, wantStalled: true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			in := Input{Now: now, Config: config(current("1.0.0")), Workload: &Workload{Description: "Deployment web", Image: repo + ":1.0.0", Verdict: tc.verdict},
+				Candidates: av("1.1.0")}
+			d := Decide(in)
+			if d.Annotations.TargetImage != "" {
+				t.Errorf("a rollout started: %+v", d.Annotations)
+			}
+			if r := condition(d, meta.ReadyCondition); r == nil || r.Reason != tc.verdict.Reason || r.Status != metav1.ConditionFalse {
+				t.Errorf("Ready = %+v, want False %s", r, tc.verdict.Reason)
+			}
+			if got := condition(d, meta.StalledCondition) != nil; got != tc.wantStalled {
+				t.Errorf("stalled = %v, want %v", got, tc.wantStalled)
+			}
+			if got := reasons(d.Events); got != "VersionAvailable,"+tc.verdict.Reason {
+				t.Errorf("events = %s, want one Warning %s", got, tc.verdict.Reason)
+			}
+			in.Config = next(in.Config, d)
+			if d2 := Decide(in); len(d2.Events) != 0 {
+				t.Errorf("second look: events %s", reasons(d2.Events))
+			}
+		})
+	}
+}
+
+// Verdicts bind: once a check's verdict is recorded in status, a decision repeated after the
+// annotations failed to be written (a conflict, a crash) gives the same verdict, whatever the
+// workload does meanwhile.
+func TestVerdictsBind(t *testing.T) {
+	started := now.Add(-9 * time.Minute)
+	cases := []struct {
+		name string
+		// inputs
+		first, then *Workload
+		after       time.Duration
+		// expected
+		wantOutcome Outcome
+		wantEvents  string
+	}{
+		{name: "healthy, then the pods crash and the timeout passes: still healthy, never failed too",
+			first: deploymentAt("1.1.0", healthy), then: deploymentAt("1.1.0", failed), after: 2 * time.Minute,
+			wantOutcome: OutcomeHealthy, wantEvents: "UpdateComplete"},
+		{name: "failed, then the pods recover: still failed, never current too",
+			first: deploymentAt("1.1.0", failed), then: deploymentAt("1.1.0", healthy), after: time.Second,
+			wantOutcome: OutcomeFailed, wantEvents: "UpdateRollback"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := config(current("1.0.0"), inFlight(StepHealthCheck, repo+":1.1.0", started))
+			d := Decide(Input{Now: now, Config: cfg, Workload: tc.first})
+			// Only the status was written.
+			again := cfg.DeepCopy()
+			again.Status = d.Status
+			d2 := Decide(Input{Now: now.Add(tc.after), Config: again, Workload: tc.then})
+			if d2.Outcome != tc.wantOutcome {
+				t.Errorf("outcome = %q, want %q", d2.Outcome, tc.wantOutcome)
+			}
+			if got := reasons(d2.Events); got != tc.wantEvents {
+				t.Errorf("events = %s, want %s", got, tc.wantEvents)
+			}
+			if len(d2.Status.VersionHistory) != 1 {
+				t.Errorf("history = %s, want one entry", history(d2.Status))
+			}
+			current, failed := d2.Status.CurrentVersion == "1.1.0", len(d2.Status.FailedVersions) > 0
+			if current == failed {
+				t.Errorf("1.1.0 current %v and failed %v: exactly one must hold", current, failed)
+			}
+		})
+	}
+}
+
+// A rollback has a deadline, and a person may still pick a version during it.
+func TestRollbackDeadlineAndHandTarget(t *testing.T) {
+	started := now.Add(-11 * time.Minute)
+	cfg := config(current("1.0.0"), inFlight(StepRollingBack, "", started))
+	in := Input{Now: now, Config: cfg, Workload: deploymentAt("1.0.0", pending)}
+	d := Decide(in)
+	if s := condition(d, meta.StalledCondition); s == nil || s.Reason != v1alpha1.EventRollbackStuck {
+		t.Errorf("Stalled = %+v, want RollbackStuck", s)
+	}
+	if got := reasons(d.Events); got != v1alpha1.EventRollbackStuck {
+		t.Errorf("events = %s, want one RollbackStuck", got)
+	}
+	if d.Annotations.Step != StepRollingBack || d.Status.Phase != v1alpha1.PhaseRollingBack {
+		t.Errorf("the rollback is no longer watched: %+v, phase %s", d.Annotations, d.Status.Phase)
+	}
+	in.Config, in.Now = next(cfg, d), now.Add(time.Minute)
+	if d = Decide(in); len(d.Events) != 0 {
+		t.Errorf("second look: events %s", reasons(d.Events))
+	}
+
+	in.Config = next(in.Config, d)
+	in.Config.Annotations[v1alpha1.TargetImageAnnotation] = repo + ":1.0.1"
+	d = Decide(in)
+	if d.Annotations.Step != StepHealthCheck || d.Annotations.TargetImage != repo+":1.0.1" || reasons(d.Events) != "UpdateStarting" {
+		t.Errorf("a target set by hand during the rollback: annotations %+v, events %s", d.Annotations, reasons(d.Events))
+	}
+}
+
+// A target-image set by hand is health-checked like any rollout and bound by the same rules: it does
+// not start while suspended, with the circuit open, or when it failed before (so a target declared in
+// Git does not loop rollout, rollback for ever). The renderer does not render it either.
+func TestHandTargetsFollowTheRules(t *testing.T) {
+	target := repo + ":1.2.0"
+	cases := []struct {
+		name string
+		mod  func(*v1alpha1.RollingUpgradeConfig)
+		// expected
+		wantStarted bool
+		wantSays    string
+	}{
+		{name: "a target set by hand starts outside the window", mod: windowAt("0 3 * * *", time.Hour), wantStarted: true},
+		{name: "a target set by hand waits while suspended", mod: func(c *v1alpha1.RollingUpgradeConfig) { c.Spec.Suspend = true },
+			wantSays: "spec.suspend is set"},
+		{name: "a target set by hand waits while the circuit is open", mod: func(c *v1alpha1.RollingUpgradeConfig) {
+			c.Status.CircuitOpen, c.Status.RollbackCount = true, 3
+		}, wantSays: "the circuit breaker is open"},
+		{name: "a target that failed before is not retried", mod: func(c *v1alpha1.RollingUpgradeConfig) {
+			c.Status.FailedVersions = []string{"1.2.0"}
+		}, wantSays: "1.2.0 failed its health check before"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := config(current("1.0.0"), tc.mod, func(c *v1alpha1.RollingUpgradeConfig) { c.Annotations[v1alpha1.TargetImageAnnotation] = target })
+			in := Input{Now: now.Add(-30 * time.Minute), Config: cfg, Workload: deploymentAt("1.0.0", healthy)}
+			d := Decide(in)
+			started := d.Annotations.Step == StepHealthCheck
+			if started != tc.wantStarted {
+				t.Errorf("started = %v, want %v", started, tc.wantStarted)
+			}
+			rendered, _ := RenderImage(cfg)
+			if got := rendered == target; got != tc.wantStarted {
+				t.Errorf("renderer renders %q", rendered)
+			}
+			if tc.wantStarted {
+				return
+			}
+			if s := condition(d, meta.StalledCondition); s == nil || s.Reason != v1alpha1.ReasonTargetRefused || !strings.Contains(s.Message, tc.wantSays) {
+				t.Errorf("Stalled = %+v, want TargetRefused saying %q", s, tc.wantSays)
+			}
+			if got := reasons(d.Events); got != v1alpha1.ReasonTargetRefused {
+				t.Errorf("events = %s, want one TargetRefused", got)
+			}
+		})
+	}
+}
+
+// A registry with 10,000 CI tags neither breaks the status nor floods it.
+func TestTenThousandNonSemverTagsKeepMessagesShort(t *testing.T) {
+	var cands []Candidate
+	for i := range 10000 {
+		cands = append(cands, Candidate{Tag: fmt.Sprintf("sha-%07x", i), Source: "registry ghcr.io/acme/web"})
+	}
+	cands = append(cands, Candidate{Tag: "1.1.0", Source: "registry ghcr.io/acme/web"})
+	d := Decide(Input{Now: now, Config: config(current("1.1.0")), Workload: deploymentAt("1.1.0", healthy), Candidates: cands})
+	r := condition(d, meta.ReadyCondition)
+	if r == nil || r.Reason != v1alpha1.ReasonUpToDate {
+		t.Fatalf("Ready = %+v", r)
+	}
+	if len(r.Message) > maxMessage {
+		t.Errorf("Ready message has %d bytes, want at most %d", len(r.Message), maxMessage)
+	}
+	if !strings.Contains(r.Message, "sha-0000000 from registry ghcr.io/acme/web") || !strings.Contains(r.Message, "more") {
+		t.Errorf("Ready message = %q", r.Message)
+	}
+}
+
+func TestMessagesAreBounded(t *testing.T) {
+	cases := []struct {
+		name string
+		in   string
+		// expected
+		wantLen  int
+		wantTail string
+	}{
+		{name: "a short message is kept", in: "running 1.0.0", wantLen: 13, wantTail: "1.0.0"},
+		{name: "a long message is cut with a mark", in: strings.Repeat("x", 5000), wantLen: maxMessage, wantTail: " …"},
+		{name: "a cut never splits a character", in: strings.Repeat("ä", 3000), wantTail: "ä …"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			got := bounded(tc.in)
+			if tc.wantLen > 0 && len(got) != tc.wantLen {
+				t.Errorf("len = %d, want %d", len(got), tc.wantLen)
+			}
+			if len(got) > maxMessage {
+				t.Errorf("len = %d, over %d", len(got), maxMessage)
+			}
+			if !strings.HasSuffix(got, tc.wantTail) {
+				t.Errorf("ends with %q, want %q", got[max(0, len(got)-8):], tc.wantTail)
+			}
+		})
+	}
+	if got := listed([]string{"a", "b"}); got != "a, b" {
+		t.Errorf("listed = %q", got)
+	}
+}

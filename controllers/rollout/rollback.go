@@ -1,0 +1,64 @@
+package rollout
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/health"
+	"github.com/rollgate/rollgate/controllers/image"
+)
+
+// rollingBack watches the return to the current image until it is healthy again. The rollback has
+// the health timeout too: past it the config is Stalled RollbackStuck (the previous image is not
+// healthy either, which needs a person), and it goes on watching. A target-image set by hand during
+// a rollback is honoured like any other.
+func rollingBack(d *Decision, in Input) {
+	st := &d.Status
+	a := d.Annotations
+	if a.TargetImage != "" {
+		target := a.TargetImage
+		if problem := handTargetProblem(in.Config, target); problem != "" {
+			d.stalled(v1alpha1.ReasonTargetRefused, "%s=%s is not applied during the rollback: %s", v1alpha1.TargetImageAnnotation, target, problem)
+			d.RequeueAfter = HealthPoll
+			return
+		}
+		if _, ok := checkWorkload(d, in); !ok {
+			return
+		}
+		start(d, in, target, "set by hand in "+v1alpha1.TargetImageAnnotation+" during a rollback")
+		return
+	}
+	w, ok := checkWorkload(d, in)
+	if !ok {
+		return
+	}
+	if st.CurrentImage == "" {
+		d.stalled(v1alpha1.EventInvalidSpec, "rolled back, but no healthy image of %s was ever recorded to return to; set %s to a good image",
+			w.Description, v1alpha1.TargetImageAnnotation)
+		return
+	}
+	if image.Renders(w.Image, st.CurrentImage) && w.Verdict.State == health.Healthy {
+		d.event(WriteAnnotations, corev1.EventTypeNormal, v1alpha1.EventRollbackComplete, "%s is healthy again on %s", w.Description, st.CurrentImage)
+		d.Annotations = Annotations{}
+		st.Phase = restingPhase(st)
+		if st.CircuitOpen {
+			d.stalled(v1alpha1.EventCircuitOpen, "%s", circuitMessage(st, ""))
+			return
+		}
+		d.ready(v1alpha1.EventRollbackComplete, "rolled back to %s", orNone(st.CurrentVersion))
+		return
+	}
+	st.Phase = v1alpha1.PhaseRollingBack
+	d.DeleteStuckPods = w.OrderedReadyStatefulSet && image.Renders(w.Image, st.CurrentImage)
+	d.RequeueAfter = HealthPoll
+	timeout := in.Config.Spec.HealthTimeoutOrDefault()
+	if started, err := time.Parse(time.RFC3339, a.UpdateStarted); err == nil && in.Now.Sub(started) >= timeout {
+		// The message stays the same while stuck, so the Warning goes out once; the counts are in the workload.
+		d.stalled(v1alpha1.EventRollbackStuck, "%s is not healthy on %s %s after the rollback started; find out why (kubectl describe), "+
+			"or set %s to a good image", w.Description, st.CurrentImage, timeout, v1alpha1.TargetImageAnnotation)
+		return
+	}
+	d.progressing(v1alpha1.ReasonRollingBack, "returning to %s: %s", st.CurrentImage, w.Verdict.Message)
+}
