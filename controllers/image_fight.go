@@ -26,6 +26,9 @@ type renderFacts struct {
 	LastConfig string      // rollgate.dev/last-updated-by: the config that rendered it
 	Fight      revertState // the revert record in the workload's annotations
 	Owners     []string    // field managers owning the managed container's image (imageOwners)
+	// Deleting: the config is being deleted. The renderer then only puts back an image the
+	// workload does not run; recording it would take back what the deletion gave up.
+	Deleting bool
 }
 
 // renderDecision is what the renderer does.
@@ -69,7 +72,7 @@ func decideRender(in renderFacts, now time.Time) renderDecision {
 	switch {
 	case image.Renders(in.Running, in.Want):
 		// Also when an admission webhook appended a digest: not a revert, nothing to put back.
-		if in.LastImage == in.Want && in.LastConfig == in.Config {
+		if (in.LastImage == in.Want && in.LastConfig == in.Config) || in.Deleting {
 			return renderDecision{Fight: in.Fight}
 		}
 		return renderDecision{Render: true, Fight: in.Fight, Reason: "recording the target the workload runs already"}

@@ -68,6 +68,7 @@ func (r *RendererReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		LastConfig: a[v1alpha1.LastUpdatedByAnnotation],
 		Fight:      revertStateOf(a),
 		Owners:     owners,
+		Deleting:   ruc.DeletionTimestamp != nil,
 	}, r.Clock.Now())
 	if d.Reason != "" {
 		logf.FromContext(ctx).Info(d.Reason, "workload", w.describe(), "container", c.Name, "from", c.Image, "to", want,

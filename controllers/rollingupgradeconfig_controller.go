@@ -13,6 +13,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
@@ -40,6 +41,9 @@ func (r *RollingUpgradeConfigReconciler) Reconcile(ctx context.Context, req ctrl
 			forgetMetrics(req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if ruc.DeletionTimestamp != nil {
+		return r.finalize(ctx, &ruc)
 	}
 	in, w, err := r.gather(ctx, &ruc)
 	if err != nil {
@@ -97,7 +101,7 @@ func (r *RollingUpgradeConfigReconciler) gather(ctx context.Context, ruc *v1alph
 		}
 		pod = w.podSpec()
 	}
-	if rollout.AnnotationsOf(ruc).Step == rollout.StepIdle {
+	if rollout.AnnotationsOf(ruc).Step == rollout.StepIdle && ruc.DeletionTimestamp == nil {
 		reg := registrySource{cache: r.Tags, reader: r.APIReader}
 		if err := gatherCandidates(ctx, r.Client, reg, ruc, pod, &in); err != nil {
 			return in, nil, err
@@ -112,9 +116,12 @@ func (r *RollingUpgradeConfigReconciler) gather(ctx context.Context, ruc *v1alph
 // concurrent change still fails with a conflict instead of being lost.
 func (r *RollingUpgradeConfigReconciler) apply(ctx context.Context, ruc *v1alpha1.RollingUpgradeConfig, d rollout.Decision) error {
 	writeAnnotations := func() error {
-		if rollout.AnnotationsOf(ruc) == d.Annotations {
+		// The finalizer goes with the first metadata write: a deleted config is held until its
+		// deletion policy is carried out (finalize).
+		if rollout.AnnotationsOf(ruc) == d.Annotations && controllerutil.ContainsFinalizer(ruc, v1alpha1.Finalizer) {
 			return nil
 		}
+		controllerutil.AddFinalizer(ruc, v1alpha1.Finalizer)
 		a := ruc.GetAnnotations()
 		if a == nil {
 			a = map[string]string{}
@@ -157,6 +164,36 @@ func (r *RollingUpgradeConfigReconciler) apply(ctx context.Context, ruc *v1alpha
 		}
 	}
 	return nil
+}
+
+// finalize carries out the deletion policy of a deleted config, gives up rollgate's hold on its
+// workload, and lets the config go.
+func (r *RollingUpgradeConfigReconciler) finalize(ctx context.Context, ruc *v1alpha1.RollingUpgradeConfig) (ctrl.Result, error) {
+	if !controllerutil.ContainsFinalizer(ruc, v1alpha1.Finalizer) {
+		return ctrl.Result{}, nil
+	}
+	in, w, err := r.gather(ctx, ruc)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	f := rollout.Finalize(in)
+	if !f.Release {
+		return ctrl.Result{RequeueAfter: f.RequeueAfter}, nil
+	}
+	if f.Workload && w != nil {
+		if err := releaseWorkload(ctx, r.Client, w); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	for _, e := range f.Events {
+		r.Recorder.Eventf(ruc, nil, e.Type, e.Reason, "Delete", "%s", e.Message)
+	}
+	controllerutil.RemoveFinalizer(ruc, v1alpha1.Finalizer)
+	if err := r.Client.Update(ctx, ruc, client.FieldOwner(v1alpha1.FieldManager)); client.IgnoreNotFound(err) != nil {
+		return ctrl.Result{}, err
+	}
+	forgetMetrics(ruc.Namespace, ruc.Name)
+	return ctrl.Result{}, nil
 }
 
 // SetupWithManager watches configs (spec and annotation changes; the status is the controller's

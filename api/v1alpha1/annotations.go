@@ -47,6 +47,10 @@ const (
 	// VersionSourceLabel marks a ConfigMap as a version signal; unlabelled ConfigMaps are never read.
 	VersionSourceLabel = "rollgate.dev/version-source"
 
+	// Finalizer holds a deleted config until rollgate has carried out its spec.deletionPolicy and
+	// given up its ownership of the workload's image.
+	Finalizer = "rollgate.dev/finalizer"
+
 	// FieldManager is the server-side apply field manager of every write rollgate makes.
 	FieldManager = "rollgate"
 )

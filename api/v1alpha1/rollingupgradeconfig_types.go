@@ -110,6 +110,17 @@ type MaintenanceWindow struct {
 	TimeZone string `json:"timeZone,omitempty"`
 }
 
+// DeletionPolicy is what happens to the workload when its config is deleted.
+// +kubebuilder:validation:Enum=Rollback;Keep
+type DeletionPolicy string
+
+const (
+	// DeletionRollback: a version in flight goes back to status.currentImage before the config goes.
+	DeletionRollback DeletionPolicy = "Rollback"
+	// DeletionKeep: the workload keeps the image it runs.
+	DeletionKeep DeletionPolicy = "Keep"
+)
+
 // RollingUpgradeConfigSpec says which workload rollgate steers, where its versions come from, which
 // versions it may take, and when and how carefully it may roll them out.
 type RollingUpgradeConfigSpec struct {
@@ -164,6 +175,14 @@ type RollingUpgradeConfigSpec struct {
 	// Suspend stops all automatic rollouts of this config; a rollout in flight is still watched.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
+
+	// DeletionPolicy says what happens to the workload when the config is deleted. Rollback (the
+	// default): a version in flight goes back to status.currentImage before the config goes. Keep:
+	// the workload keeps whatever it runs. Either way rollgate then gives up its ownership of the
+	// image field, so the GitOps tool that manages the workload owns it again.
+	// +kubebuilder:default=Rollback
+	// +optional
+	DeletionPolicy DeletionPolicy `json:"deletionPolicy,omitempty"`
 
 	// AllowZeroReplicas lets a workload scaled to 0 replicas pass its health check although no pod
 	// of the new version ever ran. Off by default: a health check that saw no Ready pod of the new

@@ -14,12 +14,19 @@ import (
 //   - a target-image set by hand that the engine has not started yet, when it breaks no rule
 //     (suspend, circuit, failed list; see handTargetProblem), so the renderer alone serves hand-set
 //     targets too;
+//   - for a deleted config, status.currentImage under deletionPolicy Rollback, else nothing;
 //   - otherwise status.currentImage, the last healthy image: that is how a rollback happens. It may
 //     be of the repository spec.image named before a registry move.
 func RenderImage(cfg *v1alpha1.RollingUpgradeConfig) (string, string) {
 	st := &cfg.Status
 	if rt := st.RecordedTarget; rt != nil && *rt != recordedTargetOf(cfg.Spec) {
 		return "", "the status was recorded for " + describeTarget(*rt) + ", not for this workload"
+	}
+	if cfg.DeletionTimestamp != nil {
+		if !rollsBackOnDeletion(cfg) {
+			return "", "the config is being deleted and keeps the workload as it is"
+		}
+		return st.CurrentImage, ""
 	}
 	a := AnnotationsOf(cfg)
 	if t := a.TargetImage; t != "" {

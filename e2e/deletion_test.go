@@ -1,0 +1,97 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
+	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+)
+
+// A config deleted while its version is checked carries out spec.deletionPolicy, then gives up the
+// image field: a GitOps tool applying the workload afterwards owns it again, without force and
+// without a conflict.
+func TestScenarioConfigDeletedMidCheck(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		policy v1alpha1.DeletionPolicy
+		// expected
+		wantImage string
+	}{
+		{name: "Rollback returns the version in flight to the current image", policy: v1alpha1.DeletionRollback, wantImage: img("1.0.0")},
+		{name: "Keep leaves the version in flight", policy: v1alpha1.DeletionKeep, wantImage: img("1.1.0")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newScenario(t, "delete")
+			neverReady(t, img("1.1.0"))
+			s.create(deployment(s.ns, "app", img("1.0.0"), 2), appVersion("1.0.0"), config(func(c *v1alpha1.RollingUpgradeConfig) {
+				c.Spec.HealthTimeout = &metav1.Duration{Duration: 3 * time.Minute}
+				c.Spec.DeletionPolicy = tc.policy
+			}))
+			s.start()
+			s.waitConfig(time.Minute, "the running version is recorded", func(c *v1alpha1.RollingUpgradeConfig) bool {
+				return c.Status.CurrentVersion == "1.0.0"
+			})
+			s.announce("1.1.0")
+			s.waitConfig(time.Minute, "1.1.0 in its health check", func(c *v1alpha1.RollingUpgradeConfig) bool {
+				return c.Status.Phase == v1alpha1.PhaseInProgress
+			})
+			eventually(t, time.Minute, "1.1.0 rendered", func(context.Context) (bool, string, error) {
+				got := s.deploymentImage("app")
+				return got == img("1.1.0"), got, nil
+			})
+
+			if err := k8s.Delete(context.Background(), s.config()); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, time.Minute, "the config is gone", func(ctx context.Context) (bool, string, error) {
+				var c v1alpha1.RollingUpgradeConfig
+				err := k8s.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: "app"}, &c)
+				if apierrors.IsNotFound(err) {
+					return true, "", nil
+				}
+				return false, fmt.Sprintf("finalizers %v", c.Finalizers), client.IgnoreNotFound(err)
+			})
+			d := waitImage(t, s, tc.wantImage)
+			for _, e := range d.ManagedFields {
+				if e.Manager == v1alpha1.FieldManager {
+					t.Errorf("rollgate still manages fields of the workload: %s", e.FieldsV1.String())
+				}
+			}
+			for _, k := range []string{v1alpha1.LastImageAnnotation, v1alpha1.LastUpdatedByAnnotation} {
+				if _, ok := d.Annotations[k]; ok {
+					t.Errorf("annotation %s left on the workload", k)
+				}
+			}
+			// The GitOps tool applies Git's image, without force: no conflict with rollgate.
+			apply := appsv1ac.Deployment("app", s.ns).WithSpec(appsv1ac.DeploymentSpec().WithTemplate(
+				corev1ac.PodTemplateSpec().WithSpec(corev1ac.PodSpec().WithContainers(corev1ac.Container().WithName("app").WithImage(img("1.0.1"))))))
+			if err := k8s.Apply(context.Background(), apply, client.FieldOwner("gitops")); err != nil {
+				t.Errorf("the GitOps tool cannot take the image back: %v", err)
+			}
+		})
+	}
+}
+
+func waitImage(t *testing.T, s *scenario, want string) *appsv1.Deployment {
+	t.Helper()
+	var d appsv1.Deployment
+	eventually(t, time.Minute, "the workload runs "+want, func(ctx context.Context) (bool, string, error) {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: "app"}, &d); err != nil {
+			return false, err.Error(), nil
+		}
+		got := d.Spec.Template.Spec.Containers[0].Image
+		return got == want, got, nil
+	})
+	return &d
+}
