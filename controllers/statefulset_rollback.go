@@ -17,6 +17,9 @@ import (
 // of the template alone never finishes (kubernetes/kubernetes#67250). Pods are read uncached: the
 // manager does not watch pods.
 func deleteStuckPods(ctx context.Context, reader client.Reader, writer client.Writer, sts *appsv1.StatefulSet) error {
+	if sts.Status.ObservedGeneration < sts.Generation || sts.Status.UpdateRevision == "" {
+		return nil // the update revision may still be the failed one; see rollout.Workload.GenerationObserved
+	}
 	pods, err := listPods(ctx, reader, sts.Namespace, sts.Spec.Selector)
 	if err != nil {
 		return fmt.Errorf("StatefulSet %s: %w", sts.Name, err)

@@ -67,6 +67,13 @@ func (w *workload) podSpec() *corev1.PodSpec {
 	return &w.statefulSet.Spec.Template.Spec
 }
 
+func (w *workload) observedGeneration() int64 {
+	if w.deployment != nil {
+		return w.deployment.Status.ObservedGeneration
+	}
+	return w.statefulSet.Status.ObservedGeneration
+}
+
 func (w *workload) selector() *metav1.LabelSelector {
 	if w.deployment != nil {
 		return w.deployment.Spec.Selector
@@ -153,6 +160,7 @@ func (w *workload) facts(ctx context.Context, reader client.Reader, spec v1alpha
 		f.Image = c.Image
 	}
 	f.OrderedReadyStatefulSet = w.statefulSet != nil && w.statefulSet.Spec.PodManagementPolicy != appsv1.ParallelPodManagement
+	f.GenerationObserved = w.observedGeneration() >= w.object().GetGeneration()
 	a := w.object().GetAnnotations()
 	f.ImageReverts, f.ImageRevertedBy = reverts(a), a[v1alpha1.RevertedByAnnotation]
 	return f, nil

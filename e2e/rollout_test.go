@@ -324,3 +324,65 @@ func TestRendererAloneRendersHandSetImage(t *testing.T) {
 		t.Errorf("something but the renderer ran: %s", describeConfig(c))
 	}
 }
+
+// f2. The manager is killed at five steps of a run through a success, two rollbacks and the circuit
+// opening, and started again each time: no history entry is lost or doubled, and each event goes
+// out exactly once.
+func TestScenarioManagerKilledAtFiveSteps(t *testing.T) {
+	s := newScenario(t, "kill")
+	readyDelay(t, 10000) // health checks long enough to kill the manager in the middle of them
+	neverReady(t, img("1.2.0"), img("1.2.1"))
+	s.create(deployment(s.ns, "app", img("1.0.0"), 2), appVersion("1.0.0"), config(func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Spec.HealthTimeout = &metav1.Duration{Duration: 40 * time.Second}
+		c.Spec.MaxRollbacks = 2
+	}))
+	m := s.start()
+	kill := func(at string) {
+		t.Helper()
+		if err := m.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+			t.Fatal(err)
+		}
+		<-m.exited
+		t.Logf("killed the manager at %s: %s", at, describeConfig(s.config()))
+		m = s.start()
+	}
+	inCheck := func(c *v1alpha1.RollingUpgradeConfig) bool {
+		return c.Annotations[v1alpha1.UpdatePhaseAnnotation] == "HealthCheck" && c.Status.Phase == v1alpha1.PhaseInProgress
+	}
+	idle := func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Annotations[v1alpha1.UpdatePhaseAnnotation] == "" }
+	s.waitConfig(2*time.Minute, "the running version is recorded", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.0.0" })
+
+	s.announce("1.1.0")
+	s.waitConfig(time.Minute, "1.1.0 in its health check", inCheck)
+	kill("the health check of 1.1.0")
+	s.waitConfig(2*time.Minute, "1.1.0 completed", func(c *v1alpha1.RollingUpgradeConfig) bool { return idle(c) && c.Status.CurrentVersion == "1.1.0" })
+	kill("the completion of 1.1.0")
+
+	s.announce("1.2.0")
+	s.waitConfig(time.Minute, "1.2.0 in its health check", inCheck)
+	kill("the health check of 1.2.0")
+	s.waitPhase(2*time.Minute, v1alpha1.PhaseRollingBack)
+	kill("the rollback of 1.2.0")
+	s.waitConfig(2*time.Minute, "1.2.0 rolled back", func(c *v1alpha1.RollingUpgradeConfig) bool { return idle(c) && len(c.Status.FailedVersions) == 1 })
+
+	s.announce("1.2.1")
+	s.waitConfig(2*time.Minute, "the circuit opens", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CircuitOpen })
+	kill("the opening of the circuit")
+	c := s.waitConfig(2*time.Minute, "1.2.1 rolled back, circuit open", func(c *v1alpha1.RollingUpgradeConfig) bool {
+		return idle(c) && c.Status.Phase == v1alpha1.PhaseFailed
+	})
+
+	var h []string
+	for _, e := range c.Status.VersionHistory {
+		h = append(h, e.Version+":"+string(e.Status))
+	}
+	if got, want := strings.Join(h, ","), "1.1.0:Healthy,1.2.0:RolledBack,1.2.1:RolledBack"; got != want {
+		t.Errorf("history = %s, want %s", got, want)
+	}
+	for reason, want := range map[string]int{"VersionAvailable": 3, "UpdateStarting": 3, "UpdateComplete": 1, "UpdateRollback": 2,
+		"RollbackComplete": 2, "CircuitOpen": 1} {
+		if n := s.countEvents(reason); n != want {
+			t.Errorf("%d %s events, want %d", n, reason, want)
+		}
+	}
+}

@@ -256,6 +256,11 @@ type VersionHistoryEntry struct {
 	AppliedAt metav1.Time `json:"appliedAt"`
 	// Status is the outcome: Healthy, RolledBack or Abandoned.
 	Status RolloutResult `json:"status"`
+	// Reason says what the status alone does not, e.g. that a version set by hand replaced a newer
+	// one, which then went on the failed list.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	Reason string `json:"reason,omitempty"`
 }
 
 // RecordedTarget names the workload and container a status was recorded for.

@@ -25,14 +25,33 @@ func Success(st *v1alpha1.RollingUpgradeConfigStatus, version, semver, image str
 	if lastIs(st, version, appliedAt, v1alpha1.ResultHealthy) {
 		return false
 	}
+	entry := v1alpha1.VersionHistoryEntry{Version: version, Image: image, AppliedAt: appliedAt, Status: v1alpha1.ResultHealthy}
+	if replaced := st.CurrentVersion; semver != "" && isDowngrade(replaced, semver) {
+		// A person forced an older version: the newer one it replaced must not come back by itself.
+		if !slices.Contains(st.FailedVersions, replaced) {
+			st.FailedVersions = append(st.FailedVersions, replaced)
+			capFailed(st)
+		}
+		entry.Reason = "replaced " + replaced + " by hand; " + replaced + " is on the failed list"
+	}
 	if semver != "" {
 		st.CurrentVersion = semver
 	}
 	st.CurrentImage = image
 	st.RollbackCount = 0
 	st.CircuitOpen = false
-	appendHistory(st, v1alpha1.VersionHistoryEntry{Version: version, Image: image, AppliedAt: appliedAt, Status: v1alpha1.ResultHealthy})
+	appendHistory(st, entry)
 	return true
+}
+
+// isDowngrade: to is an older semver version than from.
+func isDowngrade(from, to string) bool {
+	f, err := semver.NewVersion(from)
+	if err != nil {
+		return false
+	}
+	t, err := semver.NewVersion(to)
+	return err == nil && t.LessThan(f)
 }
 
 // Rollback records a version that failed its health check: it joins the failed list (once), the

@@ -140,3 +140,36 @@ func versions(prefix string, n int) []string {
 	}
 	return out
 }
+
+// A version forced down by hand puts the newer one it replaced on the failed list, so that
+// automatic updates do not bring it back at once.
+func TestForcedDowngradeFailsTheReplacedVersion(t *testing.T) {
+	cases := []struct {
+		name string
+		// inputs
+		current, next string
+		// expected
+		wantFailed []string
+		wantReason string
+	}{
+		{name: "a downgrade fails the replaced version", current: "1.4.0", next: "1.3.0", wantFailed: []string{"1.4.0"},
+			wantReason: "replaced 1.4.0 by hand; 1.4.0 is on the failed list"},
+		{name: "an upgrade fails nothing", current: "1.3.0", next: "1.4.0"},
+		{name: "a first version fails nothing", current: "", next: "1.3.0"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			st := v1alpha1.RollingUpgradeConfigStatus{CurrentVersion: tc.current}
+			Success(&st, tc.next, tc.next, "r/app:"+tc.next, t0)
+			if !slices.Equal(st.FailedVersions, tc.wantFailed) {
+				t.Errorf("failed = %v, want %v", st.FailedVersions, tc.wantFailed)
+			}
+			if got := st.VersionHistory[0].Reason; got != tc.wantReason {
+				t.Errorf("reason = %q, want %q", got, tc.wantReason)
+			}
+			if st.CurrentVersion != tc.next {
+				t.Errorf("current = %s, want %s", st.CurrentVersion, tc.next)
+			}
+		})
+	}
+}

@@ -117,6 +117,10 @@ func checkWorkload(d *Decision, in Input) (*Workload, bool) {
 	case w == nil:
 		d.stalled(v1alpha1.EventTargetNotFound, "%s %s not found in namespace %s", spec.TargetRef.Kind, spec.TargetRef.Name, in.Config.Namespace)
 	case w.ImageReverts >= v1alpha1.MaxImageReverts:
+		// The workload runs the other tool's image: the status must not claim a completed rollout.
+		if d.Annotations.Step == StepIdle && d.Status.Phase == v1alpha1.PhaseCompleted {
+			d.Status.Phase = v1alpha1.PhaseIdle
+		}
 		d.stalled(v1alpha1.EventFieldManagerConflict, "field manager %s changed the image of %s back %d times since rollgate rendered it, "+
 			"so rollgate stopped rendering it; %s now runs %s. Let that tool leave the image alone (Flux: a spec.ignore rule for the image "+
 			"path of this workload in its Kustomization; Argo CD: ignoreDifferences with managedFieldsManagers: [rollgate] and "+

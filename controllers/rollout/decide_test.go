@@ -322,6 +322,10 @@ func TestStatefulSetRollbackDeletesStuckPods(t *testing.T) {
 	cfg := config(current("1.0.0"), inFlight(StepRollingBack, "", now.Add(-time.Minute)))
 	w := deploymentAt("1.0.0", pending)
 	w.Description, w.OrderedReadyStatefulSet = "StatefulSet web", true
+	if d := Decide(Input{Now: now, Config: cfg, Workload: w}); d.DeleteStuckPods {
+		t.Error("pods deleted before the StatefulSet controller saw the rolled-back template: its update revision is still the failed one")
+	}
+	w.GenerationObserved = true
 	if d := Decide(Input{Now: now, Config: cfg, Workload: w}); !d.DeleteStuckPods || d.Status.Phase != v1alpha1.PhaseRollingBack {
 		t.Errorf("DeleteStuckPods %v, phase %s", d.DeleteStuckPods, d.Status.Phase)
 	}

@@ -363,3 +363,20 @@ func TestMessagesAreBounded(t *testing.T) {
 		t.Errorf("listed = %q", got)
 	}
 }
+
+// After rollgate stops rendering because another tool keeps reverting the image, the status does
+// not claim a completed rollout of the version the workload no longer runs.
+func TestAFightLostIsNotCompleted(t *testing.T) {
+	cfg := config(current("1.1.0"), func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Status.Phase = v1alpha1.PhaseCompleted
+		c.Status.VersionHistory = []v1alpha1.VersionHistoryEntry{{Version: "1.1.0", Image: repo + ":1.1.0", Status: v1alpha1.ResultHealthy}}
+	})
+	w := &Workload{Description: "Deployment web", Image: repo + ":1.0.0", Verdict: healthy, ImageReverts: 3, ImageRevertedBy: "kustomize-controller"}
+	d := Decide(Input{Now: now, Config: cfg, Workload: w})
+	if d.Status.Phase == v1alpha1.PhaseCompleted {
+		t.Errorf("phase = Completed while the workload runs 1.0.0")
+	}
+	if s := condition(d, meta.StalledCondition); s == nil || !strings.Contains(s.Message, "Deployment web now runs "+repo+":1.0.0") {
+		t.Errorf("Stalled = %+v", s)
+	}
+}

@@ -55,6 +55,9 @@ type Workload struct {
 	// OrderedReadyStatefulSet: a StatefulSet whose pods start one after the other; a pod of a
 	// failed revision that never becomes Ready blocks its rollback (kubernetes/kubernetes#67250).
 	OrderedReadyStatefulSet bool
+	// GenerationObserved: the workload's controller has seen its current spec, so its status (a
+	// StatefulSet's updateRevision among it) describes that spec and not the one before.
+	GenerationObserved bool
 	// ImageReverts counts how often in a row another field manager (ImageRevertedBy) changed back
 	// the rendered image; at v1alpha1.MaxImageReverts the renderer stopped.
 	ImageReverts    int

@@ -51,7 +51,9 @@ func rollingBack(d *Decision, in Input) {
 		return
 	}
 	st.Phase = v1alpha1.PhaseRollingBack
-	d.DeleteStuckPods = w.OrderedReadyStatefulSet && image.Renders(w.Image, st.CurrentImage)
+	// Only once the StatefulSet controller has seen the rolled-back template: before, its
+	// updateRevision still names the failed revision, and the stuck pods would be the good ones.
+	d.DeleteStuckPods = w.OrderedReadyStatefulSet && w.GenerationObserved && image.Renders(w.Image, st.CurrentImage)
 	d.RequeueAfter = HealthPoll
 	timeout := in.Config.Spec.HealthTimeoutOrDefault()
 	if started, err := time.Parse(time.RFC3339, a.UpdateStarted); err == nil && in.Now.Sub(started) >= timeout {
