@@ -70,6 +70,9 @@ func (s revertState) annotations() map[string]string {
 // now is the time a revert is recorded at.
 func decideRender(in renderFacts, now time.Time) renderDecision {
 	switch {
+	case in.Deleting && in.LastConfig != in.Config:
+		// Released (releaseWorkload removed rollgate's annotations): the image is no longer ours.
+		return renderDecision{Fight: in.Fight}
 	case image.Renders(in.Running, in.Want):
 		// Also when an admission webhook appended a digest: not a revert, nothing to put back.
 		if (in.LastImage == in.Want && in.LastConfig == in.Config) || in.Deleting {

@@ -91,6 +91,24 @@ func TestRevertCounting(t *testing.T) {
 			reason: "rendering the image again: changed under rollgate's own field manager",
 		},
 		{
+			name: "a deleted config puts back the current image a version in flight replaced",
+			facts: renderFacts{Config: "web", Want: gitImage, Running: targetImage, LastImage: targetImage, LastConfig: "web",
+				Owners: []string{"rollgate"}, Deleting: true},
+			render: true,
+			reason: "rendering a new image",
+		},
+		{
+			name: "a deleted config does not record an image the workload runs already, which would take ownership back",
+			facts: renderFacts{Config: "web", Want: gitImage, Running: gitImage, LastImage: targetImage, LastConfig: "web",
+				Owners: []string{"rollgate"}, Deleting: true},
+			render: false,
+		},
+		{
+			name: "a deleted config whose workload was released renders nothing",
+			facts: renderFacts{Config: "web", Want: gitImage, Running: targetImage, Owners: []string{gitOps}, Deleting: true},
+			render: false,
+		},
+		{
 			name: "a new target after a fight starts the count anew",
 			facts: renderFacts{Config: "web", Want: nextTargetImage, Running: gitImage, LastImage: targetImage, LastConfig: "web",
 				Fight:  revertState{count: 2, by: gitOps, at: seenAgo(time.Minute)},

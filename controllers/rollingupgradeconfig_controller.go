@@ -185,12 +185,13 @@ func (r *RollingUpgradeConfigReconciler) finalize(ctx context.Context, ruc *v1al
 			return ctrl.Result{}, err
 		}
 	}
-	for _, e := range f.Events {
-		r.Recorder.Eventf(ruc, nil, e.Type, e.Reason, "Delete", "%s", e.Message)
-	}
+	subject := ruc.DeepCopy()
 	controllerutil.RemoveFinalizer(ruc, v1alpha1.Finalizer)
 	if err := r.Client.Update(ctx, ruc, client.FieldOwner(v1alpha1.FieldManager)); client.IgnoreNotFound(err) != nil {
 		return ctrl.Result{}, err
+	}
+	for _, e := range f.Events {
+		r.Recorder.Eventf(subject, nil, e.Type, e.Reason, "Delete", "%s", e.Message)
 	}
 	forgetMetrics(ruc.Namespace, ruc.Name)
 	return ctrl.Result{}, nil

@@ -32,6 +32,7 @@ type bindWorld struct {
 	clock  *clocktesting.FakePassiveClock
 	broken map[string]bool
 	writes int
+	engine bool // the engine is reconciling: its writes are counted (and one may fail)
 }
 
 var errInjected = errors.New("injected write failure")
@@ -40,6 +41,9 @@ func newBindWorld(t *testing.T, failAt int) *bindWorld {
 	w := &bindWorld{t: t, broken: map[string]bool{}, rec: events.NewFakeRecorder(1000),
 		clock: clocktesting.NewFakePassiveClock(time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC))}
 	fail := func() error {
+		if !w.engine {
+			return nil
+		}
 		w.writes++
 		if w.writes == failAt {
 			return errInjected
@@ -85,7 +89,9 @@ func (w *bindWorld) config() *v1alpha1.RollingUpgradeConfig {
 // lets 20 seconds pass.
 func (w *bindWorld) step() {
 	ctx := context.Background()
+	w.engine = true
 	_, err := w.r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKey{Namespace: "shop", Name: "web"}})
+	w.engine = false
 	if err != nil && !errors.Is(err, errInjected) {
 		w.t.Fatal(err)
 	}
@@ -123,21 +129,61 @@ func (w *bindWorld) announce(version string, broken bool) {
 	w.broken["ghcr.io/acme/web:"+version] = broken
 }
 
+// setPaused pauses or resumes the Deployment, as a person would.
+func (w *bindWorld) setPaused(paused bool) {
+	var d appsv1.Deployment
+	ctx := context.Background()
+	if err := w.c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web"}, &d); err != nil {
+		w.t.Fatal(err)
+	}
+	d.Spec.Paused = paused
+	if err := w.c.Update(ctx, &d); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
+// setTarget sets the target-image annotation, as a person would.
+func (w *bindWorld) setTarget(image string) {
+	c := w.config()
+	c.Annotations[v1alpha1.TargetImageAnnotation] = image
+	if err := w.c.Update(context.Background(), c); err != nil {
+		w.t.Fatal(err)
+	}
+}
+
 // until steps until cond holds of the config, idle.
 func (w *bindWorld) until(what string, cond func(*v1alpha1.RollingUpgradeConfig) bool) {
+	w.untilAny(what, func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Annotations[v1alpha1.UpdatePhaseAnnotation] == "" && cond(c) })
+}
+
+// untilAny steps until cond holds of the config.
+func (w *bindWorld) untilAny(what string, cond func(*v1alpha1.RollingUpgradeConfig) bool) {
 	for range 100 {
 		w.step()
-		if c := w.config(); c.Annotations[v1alpha1.UpdatePhaseAnnotation] == "" && cond(c) {
+		if cond(w.config()) {
 			return
 		}
 	}
 	w.t.Fatalf("%s: not reached; config %+v", what, w.config().Status)
 }
 
-// run plays 1.1.0 (healthy), 1.2.0 (broken) and 1.2.1 (broken, opens the circuit at maxRollbacks 2).
+// run plays 1.1.0 (healthy); 1.1.1 (slow), whose check pauses while the Deployment is paused and is
+// then replaced by hand with 1.1.2 (healthy); 1.2.0 (broken) and 1.2.1 (broken, opens the circuit at
+// maxRollbacks 2).
 func (w *bindWorld) run() {
 	w.announce("1.1.0", false)
 	w.until("1.1.0 completed", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.1.0" })
+	w.announce("1.1.1", true)
+	w.untilAny("1.1.1 in its check", func(c *v1alpha1.RollingUpgradeConfig) bool {
+		return c.Annotations[v1alpha1.UpdatePhaseAnnotation] == rollout.StepHealthCheck && c.Status.TargetVersion == "1.1.1"
+	})
+	w.setPaused(true)
+	w.untilAny("the check paused", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Annotations[v1alpha1.CheckPausedAnnotation] != "" })
+	w.step()
+	w.setPaused(false)
+	w.untilAny("the check resumed", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Annotations[v1alpha1.CheckPausedAnnotation] == "" })
+	w.setTarget("ghcr.io/acme/web:1.1.2")
+	w.until("1.1.2 completed", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.1.2" })
 	w.announce("1.2.0", true)
 	w.until("1.2.0 rolled back", func(c *v1alpha1.RollingUpgradeConfig) bool { return len(c.Status.FailedVersions) == 1 })
 	w.announce("1.2.1", true)
@@ -157,8 +203,9 @@ func (w *bindWorld) eventCounts() map[string]int {
 }
 
 // TestVerdictsBindAcrossFailedWrites fails each write of the config once, at every write boundary
-// of a run through a start, a success, two rollbacks and the circuit opening: no history entry is
-// lost or doubled, no version ends both current and failed, and every event goes out exactly once.
+// of a run through starts, successes, a paused and resumed check, a target changed by hand, two
+// rollbacks and the circuit opening: no history entry is lost or doubled, no version ends both
+// current and failed, and every event goes out exactly once.
 func TestVerdictsBindAcrossFailedWrites(t *testing.T) {
 	clean := newBindWorld(t, 0)
 	clean.run()
@@ -167,13 +214,13 @@ func TestVerdictsBindAcrossFailedWrites(t *testing.T) {
 		t.Fatalf("the run made only %d writes", total)
 	}
 	wantEvents := clean.eventCounts()
-	for reason, n := range map[string]int{"VersionAvailable": 3, "UpdateStarting": 3, "UpdateComplete": 1, "UpdateRollback": 2,
-		"RollbackComplete": 2, "CircuitOpen": 1} {
+	for reason, n := range map[string]int{"VersionAvailable": 4, "UpdateStarting": 5, "UpdateComplete": 2, "UpdateAbandoned": 1,
+		"Paused": 1, "UpdateRollback": 2, "RollbackComplete": 2, "CircuitOpen": 1} {
 		if wantEvents[reason] != n {
 			t.Errorf("without failures: %d %s events, want %d (all: %v)", wantEvents[reason], reason, n, wantEvents)
 		}
 	}
-	wantHistory := "1.1.0:Healthy,1.2.0:RolledBack,1.2.1:RolledBack"
+	wantHistory := "1.1.0:Healthy,1.1.1:Abandoned,1.1.2:Healthy,1.2.0:RolledBack,1.2.1:RolledBack"
 	for k := 1; k <= total; k++ {
 		t.Run(fmt.Sprintf("write %d of %d fails once", k, total), func(t *testing.T) {
 			w := newBindWorld(t, k)
@@ -186,7 +233,7 @@ func TestVerdictsBindAcrossFailedWrites(t *testing.T) {
 			if got := strings.Join(h, ","); got != wantHistory {
 				t.Errorf("history = %s, want %s", got, wantHistory)
 			}
-			if st.CurrentVersion != "1.1.0" || strings.Join(st.FailedVersions, ",") != "1.2.0,1.2.1" || st.RollbackCount != 2 {
+			if st.CurrentVersion != "1.1.2" || strings.Join(st.FailedVersions, ",") != "1.2.0,1.2.1" || st.RollbackCount != 2 {
 				t.Errorf("current %s, failed %v, rollbacks %d", st.CurrentVersion, st.FailedVersions, st.RollbackCount)
 			}
 			got := w.eventCounts()

@@ -32,7 +32,7 @@ func Success(st *v1alpha1.RollingUpgradeConfigStatus, version, semver, image str
 			st.FailedVersions = append(st.FailedVersions, replaced)
 			capFailed(st)
 		}
-		entry.Reason = "replaced " + replaced + " by hand; " + replaced + " is on the failed list"
+		entry.Reason = "replaced " + replaced + " by hand, which is now on the failed list"
 	}
 	if semver != "" {
 		st.CurrentVersion = semver

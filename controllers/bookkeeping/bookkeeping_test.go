@@ -153,7 +153,7 @@ func TestForcedDowngradeFailsTheReplacedVersion(t *testing.T) {
 		wantReason string
 	}{
 		{name: "a downgrade fails the replaced version", current: "1.4.0", next: "1.3.0", wantFailed: []string{"1.4.0"},
-			wantReason: "replaced 1.4.0 by hand; 1.4.0 is on the failed list"},
+			wantReason: "replaced 1.4.0 by hand, which is now on the failed list"},
 		{name: "an upgrade fails nothing", current: "1.3.0", next: "1.4.0"},
 		{name: "a first version fails nothing", current: "", next: "1.3.0"},
 	}

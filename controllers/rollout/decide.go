@@ -32,7 +32,9 @@ func Decide(in Input) Decision {
 			cfg.Spec.TargetRef.Kind, cfg.Spec.TargetRef.Name, in.ClaimedBy)
 		return d
 	}
-	retarget(&d, in)
+	if retarget(&d, in) {
+		return d
+	}
 	switch d.Annotations.Step {
 	case StepIdle:
 		idle(&d, in)
@@ -70,33 +72,47 @@ func recordedTargetOf(spec v1alpha1.RollingUpgradeConfigSpec) v1alpha1.RecordedT
 }
 
 // retarget keeps the record bound to the workload it was made for. When spec.targetRef or
-// spec.container names another workload or container, the recorded image belongs to the old one:
-// a rollout in flight is abandoned (its image must not land in the new workload, nor its verdict be
-// blamed on the old one), nothing is rendered, and the new workload's image is recorded afresh.
-func retarget(d *Decision, in Input) {
+// spec.container names another workload or container, the recorded image belongs to the old one.
+// It goes in two decisions, so that no write order can carry an image across:
+//   - first the annotations are cleared (a rollout in flight is abandoned, recorded in status
+//     first; a target left from the last rollout goes too) while the status keeps the old record,
+//     under which the renderer renders nothing into the new workload;
+//   - then, with nothing in flight, the record is dropped and the new workload's image recorded
+//     afresh.
+//
+// It reports whether the decision is made.
+func retarget(d *Decision, in Input) bool {
 	st := &d.Status
 	want := recordedTargetOf(in.Config.Spec)
 	switch {
 	case st.RecordedTarget == nil && st.CurrentImage != "":
 		st.RecordedTarget = &want // recorded before targets were: it can only be this one
+		return false
 	case st.RecordedTarget == nil || *st.RecordedTarget == want:
-	default:
-		was := describeTarget(*st.RecordedTarget)
-		if a := d.Annotations; a.Step != StepIdle {
-			started, _ := time.Parse(time.RFC3339, a.UpdateStarted)
-			if ver := image.Version(a.TargetImage); a.Step == StepHealthCheck && ver != "" {
-				bookkeeping.Abandon(st, ver, a.TargetImage, metav1.NewTime(started))
-				d.end(OutcomeAbandoned, a.TargetImage, started)
-			}
-			d.event(WriteAnnotations, corev1.EventTypeWarning, v1alpha1.EventUpdateAbandoned,
-				"the config now names %s instead of %s: the rollout in flight (%s) is abandoned and neither workload is touched",
-				describeTarget(want), was, orNone(a.TargetImage))
-			d.Annotations = Annotations{}
-			d.StatusFirst = true
-		}
+		return false
+	}
+	a := d.Annotations
+	if a == (Annotations{}) {
 		st.CurrentImage, st.CurrentVersion, st.RecordedTarget, st.TargetVersion = "", "", nil, ""
 		st.Phase = restingPhase(st)
+		return false
 	}
+	if a.Step != StepIdle {
+		started, _ := time.Parse(time.RFC3339, a.UpdateStarted)
+		if ver := image.Version(a.TargetImage); a.Step == StepHealthCheck && ver != "" {
+			bookkeeping.Abandon(st, ver, a.TargetImage, metav1.NewTime(started))
+			d.end(OutcomeAbandoned, a.TargetImage, started)
+		}
+		d.event(WriteAnnotations, corev1.EventTypeWarning, v1alpha1.EventUpdateAbandoned,
+			"the config now names %s instead of %s: the rollout in flight (%s) is abandoned and neither workload is touched",
+			describeTarget(want), describeTarget(*st.RecordedTarget), orNone(a.TargetImage))
+		d.StatusFirst = true
+	}
+	d.Annotations = Annotations{}
+	st.Phase, st.TargetVersion = restingPhase(st), ""
+	d.progressing(v1alpha1.ReasonProgressing, "%s is now the target: recording the image it runs", describeTarget(want))
+	d.RequeueAfter = time.Second
+	return true
 }
 
 func describeTarget(t v1alpha1.RecordedTarget) string {

@@ -55,9 +55,14 @@ func healthCheck(d *Decision, in Input) {
 		return
 	}
 	ver := image.Version(a.TargetImage)
-	if st.TargetVersion != "" && ver != st.TargetVersion && recordedVerdict(st, st.TargetVersion, started) == "" {
+	switch {
+	case st.TargetVersion != "" && ver != st.TargetVersion && recordedVerdict(st, st.TargetVersion, started) == "":
 		// A human changed the target mid-check: the old one gets no verdict, the new one a fresh timer.
-		retargetByHand(d, in, started)
+		changedByHand(d, in, started)
+		return
+	case abandonedAt(st, started):
+		// Its abandonment was recorded, but the annotations kept the old timer: start it afresh.
+		start(d, in, a.TargetImage, "set by hand in "+v1alpha1.TargetImageAnnotation+" during a health check")
 		return
 	}
 	w, ok := checkWorkload(d, in)
@@ -67,8 +72,23 @@ func healthCheck(d *Decision, in Input) {
 		d.RequeueAfter = HealthPoll
 		return
 	}
-	started = resume(d, in.Now, started)
+	if d.Annotations.CheckPaused != "" {
+		// The resumed timer is written before any verdict: a verdict is keyed by its start, which
+		// must not move between a decision and its retry.
+		started = resume(d, in.Now, started)
+		st.Phase, st.TargetVersion = v1alpha1.PhaseInProgress, ver
+		d.progressing(v1alpha1.ReasonProgressing, "rolling out %s: the health check resumes with %s left", ver,
+			(in.Config.Spec.HealthTimeoutOrDefault() - in.Now.Sub(started)).Round(time.Second))
+		d.RequeueAfter = time.Second
+		return
+	}
 	judge(d, in, w, ver, started)
+}
+
+// abandonedAt: the history's last entry abandoned the check that started at started.
+func abandonedAt(st *v1alpha1.RollingUpgradeConfigStatus, started time.Time) bool {
+	n := len(st.VersionHistory)
+	return n > 0 && st.VersionHistory[n-1].Status == v1alpha1.ResultAbandoned && st.VersionHistory[n-1].AppliedAt.Time.Equal(started)
 }
 
 // judge gives the verdict on a health check, or says how far it got. A verdict recorded before
@@ -164,15 +184,17 @@ func rollBackTo(d *Decision, in Input) {
 	d.RequeueAfter = HealthPoll
 }
 
-// retargetByHand ends the check of the old target without a verdict and starts the new one.
-func retargetByHand(d *Decision, in Input, started time.Time) {
+// changedByHand ends the check of the old target without a verdict and starts the new one. The
+// abandonment is recorded in status (with its event) before the annotations restart the timer; a
+// retry after the second write failed finds it there (abandonedAt) and only restarts.
+func changedByHand(d *Decision, in Input, started time.Time) {
 	st := &d.Status
 	old := in.Config.Spec.Image + ":" + st.TargetVersion
 	bookkeeping.Abandon(st, st.TargetVersion, old, metav1.NewTime(started))
-	d.event(WriteAnnotations, corev1.EventTypeNormal, v1alpha1.EventUpdateAbandoned, "%s was replaced by hand with %s before its verdict",
+	d.event(WriteStatus, corev1.EventTypeNormal, v1alpha1.EventUpdateAbandoned, "%s was replaced by hand with %s before its verdict",
 		st.TargetVersion, d.Annotations.TargetImage)
 	target := d.Annotations.TargetImage
-	if problem := handTargetProblem(in.Config, target); problem != "" {
+	if problem := handTargetProblem(st, in.Config.Spec, target); problem != "" {
 		d.end(OutcomeAbandoned, old, started)
 		rollBackTo(d, in)
 		d.stalled(v1alpha1.ReasonTargetRefused, "%s=%s is not applied: %s", v1alpha1.TargetImageAnnotation, target, problem)

@@ -85,7 +85,7 @@ func handTarget(d *Decision, in Input, w *Workload) bool {
 	if target == "" || image.Renders(st.CurrentImage, target) {
 		return true
 	}
-	if problem := handTargetProblem(in.Config, target); problem != "" {
+	if problem := handTargetProblem(st, in.Config.Spec, target); problem != "" {
 		st.Phase, st.TargetVersion, st.NextWindow = restingPhase(st), "", nil
 		d.stalled(v1alpha1.ReasonTargetRefused, "%s=%s is not applied: %s", v1alpha1.TargetImageAnnotation, target, problem)
 		return false
@@ -97,11 +97,11 @@ func handTarget(d *Decision, in Input, w *Workload) bool {
 	return false
 }
 
-// handTargetProblem says why a target-image set by hand may not start, or "".
-func handTargetProblem(cfg *v1alpha1.RollingUpgradeConfig, target string) string {
-	st := &cfg.Status
+// handTargetProblem says why a target-image set by hand may not start, or "". st is the status as
+// decided so far (a circuit reset in the same decision counts).
+func handTargetProblem(st *v1alpha1.RollingUpgradeConfigStatus, spec v1alpha1.RollingUpgradeConfigSpec, target string) string {
 	switch ver := image.Version(target); {
-	case cfg.Spec.Suspend:
+	case spec.Suspend:
 		return "spec.suspend is set; unset it to roll out " + ver
 	case st.CircuitOpen:
 		return "the circuit breaker is open; set annotation " + v1alpha1.ResetCircuitAnnotation + " to a new value to roll out " + ver

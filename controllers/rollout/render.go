@@ -10,11 +10,13 @@ import (
 // both read the config the same way:
 //   - nothing, when the status was recorded for another workload or container: an image recorded
 //     for one workload never lands in another;
-//   - the target-image annotation while its health check runs, or when the current image runs it;
+//   - the target-image annotation while its health check runs (a target changed by hand mid-check
+//     only when it breaks no rule), or when the current image runs it;
 //   - a target-image set by hand that the engine has not started yet, when it breaks no rule
 //     (suspend, circuit, failed list; see handTargetProblem), so the renderer alone serves hand-set
 //     targets too;
-//   - for a deleted config, status.currentImage under deletionPolicy Rollback, else nothing;
+//   - for a deleted config, status.currentImage while a version is in flight under deletionPolicy
+//     Rollback, else nothing;
 //   - otherwise status.currentImage, the last healthy image: that is how a rollback happens. It may
 //     be of the repository spec.image named before a registry move.
 func RenderImage(cfg *v1alpha1.RollingUpgradeConfig) (string, string) {
@@ -22,20 +24,23 @@ func RenderImage(cfg *v1alpha1.RollingUpgradeConfig) (string, string) {
 	if rt := st.RecordedTarget; rt != nil && *rt != recordedTargetOf(cfg.Spec) {
 		return "", "the status was recorded for " + describeTarget(*rt) + ", not for this workload"
 	}
+	a := AnnotationsOf(cfg)
 	if cfg.DeletionTimestamp != nil {
-		if !rollsBackOnDeletion(cfg) {
-			return "", "the config is being deleted and keeps the workload as it is"
+		if !rollsBackOnDeletion(cfg) || a.Step == StepIdle {
+			return "", "the config is being deleted and nothing is in flight, or it keeps the workload as it is"
 		}
 		return st.CurrentImage, ""
 	}
-	a := AnnotationsOf(cfg)
 	if t := a.TargetImage; t != "" {
 		switch {
 		case !image.SameRepository(t, cfg.Spec.Image):
 			return "", t + " is not an image of spec.image " + cfg.Spec.Image
-		case a.Step == StepHealthCheck || (st.CurrentImage != "" && image.Renders(st.CurrentImage, t)):
+		case st.CurrentImage != "" && image.Renders(st.CurrentImage, t):
 			return t, ""
-		case a.Step == StepIdle && handTargetProblem(cfg, t) == "":
+		case a.Step == StepHealthCheck && (image.Version(t) == st.TargetVersion || handTargetProblem(st, cfg.Spec, t) == ""):
+			// The check the engine started, or a target changed by hand mid-check that it will start.
+			return t, ""
+		case a.Step == StepIdle && handTargetProblem(st, cfg.Spec, t) == "":
 			return t, ""
 		}
 	}

@@ -17,18 +17,16 @@ import (
 func rollingBack(d *Decision, in Input) {
 	st := &d.Status
 	a := d.Annotations
+	refused := ""
 	if a.TargetImage != "" {
-		target := a.TargetImage
-		if problem := handTargetProblem(in.Config, target); problem != "" {
-			d.stalled(v1alpha1.ReasonTargetRefused, "%s=%s is not applied during the rollback: %s", v1alpha1.TargetImageAnnotation, target, problem)
-			d.RequeueAfter = HealthPoll
+		if refused = handTargetProblem(st, in.Config.Spec, a.TargetImage); refused == "" {
+			if _, ok := checkWorkload(d, in); ok {
+				start(d, in, a.TargetImage, "set by hand in "+v1alpha1.TargetImageAnnotation+" during a rollback")
+			}
 			return
 		}
-		if _, ok := checkWorkload(d, in); !ok {
-			return
-		}
-		start(d, in, target, "set by hand in "+v1alpha1.TargetImageAnnotation+" during a rollback")
-		return
+		// A refused target does not stop the rollback: it is watched to its end as usual.
+		d.Annotations.TargetImage = ""
 	}
 	w, ok := checkWorkload(d, in)
 	if !ok {
@@ -60,6 +58,10 @@ func rollingBack(d *Decision, in Input) {
 		// The message stays the same while stuck, so the Warning goes out once; the counts are in the workload.
 		d.stalled(v1alpha1.EventRollbackStuck, "%s is not healthy on %s %s after the rollback started; find out why (kubectl describe), "+
 			"or set %s to a good image", w.Description, st.CurrentImage, timeout, v1alpha1.TargetImageAnnotation)
+		return
+	}
+	if refused != "" {
+		d.stalled(v1alpha1.ReasonTargetRefused, "%s=%s is not applied during the rollback: %s", v1alpha1.TargetImageAnnotation, a.TargetImage, refused)
 		return
 	}
 	d.progressing(v1alpha1.ReasonRollingBack, "returning to %s: %s", st.CurrentImage, w.Verdict.Message)
