@@ -104,8 +104,8 @@ func TestRevertCounting(t *testing.T) {
 			render: false,
 		},
 		{
-			name: "a deleted config whose workload was released renders nothing",
-			facts: renderFacts{Config: "web", Want: gitImage, Running: targetImage, Owners: []string{gitOps}, Deleting: true},
+			name:   "a deleted config whose workload was released renders nothing",
+			facts:  renderFacts{Config: "web", Want: gitImage, Running: targetImage, Owners: []string{gitOps}, Deleting: true},
 			render: false,
 		},
 		{

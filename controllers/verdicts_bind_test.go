@@ -153,7 +153,9 @@ func (w *bindWorld) setTarget(image string) {
 
 // until steps until cond holds of the config, idle.
 func (w *bindWorld) until(what string, cond func(*v1alpha1.RollingUpgradeConfig) bool) {
-	w.untilAny(what, func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Annotations[v1alpha1.UpdatePhaseAnnotation] == "" && cond(c) })
+	w.untilAny(what, func(c *v1alpha1.RollingUpgradeConfig) bool {
+		return c.Annotations[v1alpha1.UpdatePhaseAnnotation] == "" && cond(c)
+	})
 }
 
 // untilAny steps until cond holds of the config.
@@ -178,10 +180,14 @@ func (w *bindWorld) run() {
 		return c.Annotations[v1alpha1.UpdatePhaseAnnotation] == rollout.StepHealthCheck && c.Status.TargetVersion == "1.1.1"
 	})
 	w.setPaused(true)
-	w.untilAny("the check paused", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Annotations[v1alpha1.CheckPausedAnnotation] != "" })
+	w.untilAny("the check paused", func(c *v1alpha1.RollingUpgradeConfig) bool {
+		return c.Annotations[v1alpha1.CheckPausedAnnotation] != ""
+	})
 	w.step()
 	w.setPaused(false)
-	w.untilAny("the check resumed", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Annotations[v1alpha1.CheckPausedAnnotation] == "" })
+	w.untilAny("the check resumed", func(c *v1alpha1.RollingUpgradeConfig) bool {
+		return c.Annotations[v1alpha1.CheckPausedAnnotation] == ""
+	})
 	w.setTarget("ghcr.io/acme/web:1.1.2")
 	w.until("1.1.2 completed", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.1.2" })
 	w.announce("1.2.0", true)

@@ -349,7 +349,9 @@ func TestScenarioManagerKilledAtFiveSteps(t *testing.T) {
 	inCheck := func(c *v1alpha1.RollingUpgradeConfig) bool {
 		return c.Annotations[v1alpha1.UpdatePhaseAnnotation] == "HealthCheck" && c.Status.Phase == v1alpha1.PhaseInProgress
 	}
-	idle := func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Annotations[v1alpha1.UpdatePhaseAnnotation] == "" }
+	idle := func(c *v1alpha1.RollingUpgradeConfig) bool {
+		return c.Annotations[v1alpha1.UpdatePhaseAnnotation] == ""
+	}
 	s.waitConfig(2*time.Minute, "the running version is recorded", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.0.0" })
 
 	s.announce("1.1.0")
