@@ -364,21 +364,47 @@ func TestManualOverrideAndPinning(t *testing.T) {
 
 func TestIdleWaitsAndExplains(t *testing.T) {
 	cases := []struct {
-		name       string
+		name string
+		// inputs
 		cfg        *v1alpha1.RollingUpgradeConfig
 		workload   *Workload
 		candidates []Candidate
-		reason     string
-		message    string
+		// expected
+		reason  string
+		message string
 	}{
-		{"broken workload: no rollout", config(current("1.0.0")), deploymentAt("1.0.0", pending), av("1.1.0"),
-			v1alpha1.ReasonWorkloadNotHealthy, "Deployment web is not healthy (1/3 updated); 1.1.0 waits until it is"},
-		{"nothing recorded yet and the workload is starting", config(), deploymentAt("1.0.0", pending), av("1.1.0"),
-			v1alpha1.ReasonWorkloadNotHealthy, "waiting for Deployment web to be healthy to record the version it runs (1/3 updated)"},
-		{"non-semver tag ignored with its source", config(current("1.0.0")), deploymentAt("1.0.0", healthy), av("latest"),
-			v1alpha1.ReasonUpToDate, "running 1.0.0; no newer eligible version; ignored, not semver: latest from ApplicationVersion/web"},
-		{"suspended", config(current("1.0.0"), func(c *v1alpha1.RollingUpgradeConfig) { c.Spec.Suspend = true }), deploymentAt("1.0.0", healthy), av("1.1.0"),
-			v1alpha1.ReasonSuspended, "spec.suspend is set: no automatic rollout; 1.1.0 is available but not applied"},
+		{
+			name:       "a broken workload starts no rollout",
+			cfg:        config(current("1.0.0")),
+			workload:   deploymentAt("1.0.0", pending),
+			candidates: av("1.1.0"),
+			reason:     v1alpha1.ReasonWorkloadNotHealthy,
+			message:    "Deployment web is not healthy (1/3 updated); 1.1.0 waits until it is",
+		},
+		{
+			name:       "a workload still starting is recorded only once healthy",
+			cfg:        config(),
+			workload:   deploymentAt("1.0.0", pending),
+			candidates: av("1.1.0"),
+			reason:     v1alpha1.ReasonWorkloadNotHealthy,
+			message:    "waiting for Deployment web to be healthy to record the version it runs (1/3 updated)",
+		},
+		{
+			name:       "a tag that is not semver is ignored, naming its source",
+			cfg:        config(current("1.0.0")),
+			workload:   deploymentAt("1.0.0", healthy),
+			candidates: av("latest"),
+			reason:     v1alpha1.ReasonUpToDate,
+			message:    "running 1.0.0; no newer eligible version; ignored, not semver: latest from ApplicationVersion/web",
+		},
+		{
+			name:       "a suspended config says what is available",
+			cfg:        config(current("1.0.0"), func(c *v1alpha1.RollingUpgradeConfig) { c.Spec.Suspend = true }),
+			workload:   deploymentAt("1.0.0", healthy),
+			candidates: av("1.1.0"),
+			reason:     v1alpha1.ReasonSuspended,
+			message:    "spec.suspend is set: no automatic rollout; 1.1.0 is available but not applied",
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -399,39 +425,111 @@ func TestIdleWaitsAndExplains(t *testing.T) {
 func TestBadInputStalls(t *testing.T) {
 	withCM := []Candidate{}
 	cases := []struct {
-		name     string
+		name string
+		// inputs
 		cfg      *v1alpha1.RollingUpgradeConfig
 		workload *Workload
 		problem  *Problem
-		reason   string
-		event    string
-		says     string
+		// expected
+		reason string
+		event  string
+		says   string
 	}{
-		{"invalid constraint", config(func(c *v1alpha1.RollingUpgradeConfig) { c.Spec.VersionConstraint = ">=banana" }),
-			deploymentAt("1.0.0", healthy), nil, "InvalidSpec", "InvalidSpec", "spec.versionConstraint"},
-		{"invalid cron", config(windowAt("61 * * * *", time.Hour)), deploymentAt("1.0.0", healthy), nil, "InvalidSpec", "InvalidSpec", "invalid cron schedule"},
-		{"unknown time zone", config(windowAt("0 3 * * *", time.Hour), func(c *v1alpha1.RollingUpgradeConfig) {
-			c.Spec.MaintenanceWindow.TimeZone = "Europe/Atlantis"
-		}), deploymentAt("1.0.0", healthy), nil, "InvalidSpec", "InvalidSpec", `unknown time zone "Europe/Atlantis"`},
-		{"missing workload", config(), nil, nil, "TargetNotFound", "TargetNotFound", "Deployment web not found in namespace shop"},
-		{"missing container", config(), &Workload{Description: "Deployment web", ContainerProblem: `container "api" not found in Deployment web (containers: web)`},
-			nil, "InvalidSpec", "InvalidSpec", `container "api" not found`},
-		{"image of another repository", config(), &Workload{Description: "Deployment web", Image: "ghcr.io/other/thing:1.0.0", Verdict: healthy},
-			nil, "InvalidSpec", "InvalidSpec", "not an image of spec.image ghcr.io/acme/web"},
-		{"unparsable update-started", config(current("1.0.0"), func(c *v1alpha1.RollingUpgradeConfig) {
-			c.Annotations[v1alpha1.UpdatePhaseAnnotation] = StepHealthCheck
-			c.Annotations[v1alpha1.TargetImageAnnotation] = repo + ":1.1.0"
-			c.Annotations[v1alpha1.UpdateStartedAnnotation] = "yesterday"
-		}), deploymentAt("1.1.0", healthy), nil, "InvalidSpec", "InvalidSpec", `"yesterday" is not an RFC 3339 time`},
-		{"ConfigMap key missing", config(), deploymentAt("1.0.0", healthy),
-			&Problem{Reason: "InvalidSpec", Message: `ConfigMap app-versions has no key "web"`, Terminal: true}, "InvalidSpec", "InvalidSpec", `has no key "web"`},
-		{"ConfigMap garbage", config(), deploymentAt("1.0.0", healthy),
-			&Problem{Reason: "InvalidSpec", Message: `ConfigMap app-versions key "web": "{{ .Values.tag }}" is not an image tag`, Terminal: true}, "InvalidSpec", "InvalidSpec", "is not an image tag"},
-		{"another field manager keeps reverting the image", config(current("1.0.0")),
-			&Workload{Description: "Deployment web", Image: repo + ":1.0.0", Verdict: healthy, ImageReverts: 3, ImageRevertedBy: "kustomize-controller"},
-			nil, "FieldManagerConflict", "FieldManagerConflict", "field manager kustomize-controller changed the image of Deployment web back 3 times"},
-		{"unknown update-phase", config(func(c *v1alpha1.RollingUpgradeConfig) { c.Annotations[v1alpha1.UpdatePhaseAnnotation] = "Sometime" }),
-			deploymentAt("1.0.0", healthy), nil, "InvalidSpec", "InvalidSpec", `unknown value "Sometime"`},
+		{
+			name:     "an invalid version constraint stalls the config",
+			cfg:      config(func(c *v1alpha1.RollingUpgradeConfig) { c.Spec.VersionConstraint = ">=banana" }),
+			workload: deploymentAt("1.0.0", healthy),
+			reason:   "InvalidSpec",
+			event:    "InvalidSpec",
+			says:     "spec.versionConstraint",
+		},
+		{
+			name:     "an invalid cron schedule stalls the config",
+			cfg:      config(windowAt("61 * * * *", time.Hour)),
+			workload: deploymentAt("1.0.0", healthy),
+			reason:   "InvalidSpec",
+			event:    "InvalidSpec",
+			says:     "invalid cron schedule",
+		},
+		{
+			name: "an unknown time zone stalls the config",
+			cfg: config(windowAt("0 3 * * *", time.Hour), func(c *v1alpha1.RollingUpgradeConfig) {
+				c.Spec.MaintenanceWindow.TimeZone = "Europe/Atlantis"
+			}),
+			workload: deploymentAt("1.0.0", healthy),
+			reason:   "InvalidSpec",
+			event:    "InvalidSpec",
+			says:     `unknown time zone "Europe/Atlantis"`,
+		},
+		{
+			name:   "a missing workload stalls the config",
+			cfg:    config(),
+			reason: "TargetNotFound",
+			event:  "TargetNotFound",
+			says:   "Deployment web not found in namespace shop",
+		},
+		{
+			name:     "a missing container stalls the config",
+			cfg:      config(),
+			workload: &Workload{Description: "Deployment web", ContainerProblem: `container "api" not found in Deployment web (containers: web)`},
+			reason:   "InvalidSpec",
+			event:    "InvalidSpec",
+			says:     `container "api" not found`,
+		},
+		{
+			name:     "a workload running another repository stalls the config",
+			cfg:      config(),
+			workload: &Workload{Description: "Deployment web", Image: "ghcr.io/other/thing:1.0.0", Verdict: healthy},
+			reason:   "InvalidSpec",
+			event:    "InvalidSpec",
+			says:     "not an image of spec.image ghcr.io/acme/web",
+		},
+		{
+			name: "an unparsable update-started annotation stalls the health check",
+			cfg: config(current("1.0.0"), func(c *v1alpha1.RollingUpgradeConfig) {
+				c.Annotations[v1alpha1.UpdatePhaseAnnotation] = StepHealthCheck
+				c.Annotations[v1alpha1.TargetImageAnnotation] = repo + ":1.1.0"
+				c.Annotations[v1alpha1.UpdateStartedAnnotation] = "yesterday"
+			}),
+			workload: deploymentAt("1.1.0", healthy),
+			reason:   "InvalidSpec",
+			event:    "InvalidSpec",
+			says:     `"yesterday" is not an RFC 3339 time`,
+		},
+		{
+			name:     "a ConfigMap without the key stalls the config",
+			cfg:      config(),
+			workload: deploymentAt("1.0.0", healthy),
+			problem:  &Problem{Reason: "InvalidSpec", Message: `ConfigMap app-versions has no key "web"`, Terminal: true},
+			reason:   "InvalidSpec",
+			event:    "InvalidSpec",
+			says:     `has no key "web"`,
+		},
+		{
+			name:     "a ConfigMap value that is no tag stalls the config",
+			cfg:      config(),
+			workload: deploymentAt("1.0.0", healthy),
+			problem:  &Problem{Reason: "InvalidSpec", Message: `ConfigMap app-versions key "web": "{{ .Values.tag }}" is not an image tag`, Terminal: true},
+			reason:   "InvalidSpec",
+			event:    "InvalidSpec",
+			says:     "is not an image tag",
+		},
+		{
+			name:     "another field manager that keeps reverting the image stalls the config",
+			cfg:      config(current("1.0.0")),
+			workload: &Workload{Description: "Deployment web", Image: repo + ":1.0.0", Verdict: healthy, ImageReverts: 3, ImageRevertedBy: "kustomize-controller"},
+			reason:   "FieldManagerConflict",
+			event:    "FieldManagerConflict",
+			says:     "field manager kustomize-controller changed the image of Deployment web back 3 times",
+		},
+		{
+			name:     "an unknown update-phase annotation stalls the config",
+			cfg:      config(func(c *v1alpha1.RollingUpgradeConfig) { c.Annotations[v1alpha1.UpdatePhaseAnnotation] = "Sometime" }),
+			workload: deploymentAt("1.0.0", healthy),
+			reason:   "InvalidSpec",
+			event:    "InvalidSpec",
+			says:     `unknown value "Sometime"`,
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -109,3 +109,23 @@ func TestImageIdentity(t *testing.T) {
 		})
 	}
 }
+
+// A registry move (spec.image changed) keeps the record: a rollback can still return to the image
+// of the old registry, instead of RollingBack for ever.
+func TestARegistryMoveKeepsRollbacksPossible(t *testing.T) {
+	const moved = "registry.acme.example/web"
+	cfg := config(current("1.0.0"), inFlight(StepRollingBack, "", now.Add(-time.Minute)), func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Spec.Image = moved
+	})
+	if img, _ := RenderImage(cfg); img != repo+":1.0.0" {
+		t.Fatalf("renders %q, want the old registry's %s:1.0.0", img, repo)
+	}
+	d := Decide(Input{Now: now, Config: cfg, Workload: &Workload{Description: "Deployment web", Image: moved + ":1.1.0", Verdict: pending}})
+	if d.Status.Phase != v1alpha1.PhaseRollingBack || condition(d, meta.StalledCondition) != nil {
+		t.Errorf("while returning: phase %s, conditions %+v", d.Status.Phase, d.Status.Conditions)
+	}
+	d = Decide(Input{Now: now, Config: next(cfg, d), Workload: deploymentAt("1.0.0", healthy)})
+	if got := reasons(d.Events); got != v1alpha1.EventRollbackComplete {
+		t.Errorf("events = %s, want RollbackComplete", got)
+	}
+}
