@@ -327,7 +327,9 @@ func TestRendererAloneRendersHandSetImage(t *testing.T) {
 
 // f2. The manager is killed at five steps of a run through a success, two rollbacks and the circuit
 // opening, and started again each time: no history entry is lost or doubled, and each event goes
-// out exactly once.
+// out exactly once. Each kill comes once the step's event is out: an event is sent after the write
+// that records its step, so a kill in the milliseconds between the two loses it (the write
+// boundaries themselves are failed one by one in TestVerdictsBindAcrossFailedWrites).
 func TestScenarioManagerKilledAtFiveSteps(t *testing.T) {
 	s := newScenario(t, "kill")
 	readyDelay(t, 10000) // health checks long enough to kill the manager in the middle of them
@@ -337,17 +339,22 @@ func TestScenarioManagerKilledAtFiveSteps(t *testing.T) {
 		c.Spec.MaxRollbacks = 2
 	}))
 	m := s.start()
-	kill := func(at string) {
+	// killAt waits until the config shows the step and its event has gone out n times, then kills
+	// the manager and starts a new one.
+	killAt := func(step string, reason string, n int, cond func(c *v1alpha1.RollingUpgradeConfig) bool) {
 		t.Helper()
+		s.waitConfig(2*time.Minute, step, func(c *v1alpha1.RollingUpgradeConfig) bool { return cond(c) && s.countEvents(reason) >= n })
 		if err := m.cmd.Process.Signal(syscall.SIGKILL); err != nil {
 			t.Fatal(err)
 		}
 		<-m.exited
-		t.Logf("killed the manager at %s: %s", at, describeConfig(s.config()))
+		t.Logf("killed the manager at %s: %s", step, describeConfig(s.config()))
 		m = s.start()
 	}
-	inCheck := func(c *v1alpha1.RollingUpgradeConfig) bool {
-		return c.Annotations[v1alpha1.UpdatePhaseAnnotation] == "HealthCheck" && c.Status.Phase == v1alpha1.PhaseInProgress
+	inCheck := func(version string) func(c *v1alpha1.RollingUpgradeConfig) bool {
+		return func(c *v1alpha1.RollingUpgradeConfig) bool {
+			return c.Annotations[v1alpha1.UpdatePhaseAnnotation] == "HealthCheck" && c.Status.TargetVersion == version
+		}
 	}
 	idle := func(c *v1alpha1.RollingUpgradeConfig) bool {
 		return c.Annotations[v1alpha1.UpdatePhaseAnnotation] == ""
@@ -355,22 +362,17 @@ func TestScenarioManagerKilledAtFiveSteps(t *testing.T) {
 	s.waitConfig(2*time.Minute, "the running version is recorded", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.0.0" })
 
 	s.announce("1.1.0")
-	s.waitConfig(time.Minute, "1.1.0 in its health check", inCheck)
-	kill("the health check of 1.1.0")
-	s.waitConfig(2*time.Minute, "1.1.0 completed", func(c *v1alpha1.RollingUpgradeConfig) bool { return idle(c) && c.Status.CurrentVersion == "1.1.0" })
-	kill("the completion of 1.1.0")
+	killAt("the health check of 1.1.0", "UpdateStarting", 1, inCheck("1.1.0"))
+	killAt("the completion of 1.1.0", "UpdateComplete", 1, func(c *v1alpha1.RollingUpgradeConfig) bool { return idle(c) && c.Status.CurrentVersion == "1.1.0" })
 
 	s.announce("1.2.0")
-	s.waitConfig(time.Minute, "1.2.0 in its health check", inCheck)
-	kill("the health check of 1.2.0")
+	killAt("the health check of 1.2.0", "UpdateStarting", 2, inCheck("1.2.0"))
 	// The rollback itself may take a moment only (the old pods still run): kill right after the verdict.
-	s.waitConfig(2*time.Minute, "1.2.0 failed", func(c *v1alpha1.RollingUpgradeConfig) bool { return len(c.Status.FailedVersions) == 1 })
-	kill("the verdict on 1.2.0")
+	killAt("the verdict on 1.2.0", "UpdateRollback", 1, func(c *v1alpha1.RollingUpgradeConfig) bool { return len(c.Status.FailedVersions) == 1 })
 	s.waitConfig(2*time.Minute, "1.2.0 rolled back", func(c *v1alpha1.RollingUpgradeConfig) bool { return idle(c) && len(c.Status.FailedVersions) == 1 })
 
 	s.announce("1.2.1")
-	s.waitConfig(2*time.Minute, "the circuit opens", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CircuitOpen })
-	kill("the opening of the circuit")
+	killAt("the opening of the circuit", "CircuitOpen", 1, func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CircuitOpen })
 	c := s.waitConfig(2*time.Minute, "1.2.1 rolled back, circuit open", func(c *v1alpha1.RollingUpgradeConfig) bool {
 		return idle(c) && c.Status.Phase == v1alpha1.PhaseFailed
 	})
