@@ -96,6 +96,9 @@ func TestATargetChangedByHandRestartsAcrossAFailedWrite(t *testing.T) {
 	if got := reasons(d.Events); got != "UpdateAbandoned,UpdateStarting" {
 		t.Fatalf("events = %s", got)
 	}
+	if d.Annotations.UpdateStarted != now.Format(time.RFC3339) || len(d.Status.FailedVersions) != 0 {
+		t.Errorf("annotations %+v, failed %v: want a fresh timer and nothing judged", d.Annotations, d.Status.FailedVersions)
+	}
 	later := now.Add(time.Minute)
 	d = Decide(Input{Now: later, Config: statusOnly(cfg, d), Workload: deploymentAt("1.1.0", pending)})
 	if d.Annotations.UpdateStarted != later.Format(time.RFC3339) || d.Annotations.TargetImage != repo+":1.2.0" {
