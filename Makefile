@@ -65,7 +65,7 @@ demo: control-plane build ## Start a local cluster, install rollgate's CRDs and 
 	hack/demo.sh
 
 .PHONY: test
-test: prerequisites verify-generated vet test-unit test-rules test-integration test-e2e ## Run every check and test: generated files, vet, unit, alert rules, envtest, e2e.
+test: prerequisites verify-generated vet test-unit test-fuzz test-rules test-integration test-e2e ## Run every check and test: generated files, vet, unit, fuzzing, alert rules, envtest, e2e.
 
 ##@ Development
 
@@ -164,6 +164,18 @@ $(CONTROLLER_GEN):
 .PHONY: test-unit
 test-unit: ## Unit tests (plain go test).
 	go test $(GO_TEST_FLAGS) ./...
+
+# Each parser's fuzz target, seeded from its table tests, runs FUZZTIME; what it finds is written to
+# the package's testdata/fuzz and fails the run (turn it into a table case).
+FUZZTIME ?= 3s
+FUZZ_TARGETS := FuzzWindow:./controllers/window FuzzReferences:./controllers/image FuzzParseVersionList:./controllers \
+	FuzzAnnotations:./controllers/rollout FuzzParse:./renovate
+
+.PHONY: test-fuzz
+test-fuzz: ## Fuzz every parser (window, image references, version lists, annotations, Renovate report) for FUZZTIME each.
+	for t in $(FUZZ_TARGETS); do \
+		go test -run '^$$' -fuzz "^$${t%%:*}$$" -fuzztime $(FUZZTIME) "$${t#*:}" || exit 1; \
+	done
 
 .PHONY: test-integration
 test-integration: envtest-assets ## envtest integration tests against the built etcd and kube-apiserver.

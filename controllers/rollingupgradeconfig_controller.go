@@ -2,6 +2,8 @@ package controllers
 
 import (
 	"context"
+	"fmt"
+	"runtime/debug"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -34,8 +36,9 @@ type RollingUpgradeConfigReconciler struct {
 }
 
 // Reconcile gathers the facts, lets rollout.Decide choose, and carries out the decision.
-func (r *RollingUpgradeConfigReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+func (r *RollingUpgradeConfigReconciler) Reconcile(ctx context.Context, req ctrl.Request) (_ ctrl.Result, err error) {
 	var ruc v1alpha1.RollingUpgradeConfig
+	defer r.reportPanic(ctx, &ruc, &err)
 	if err := r.Client.Get(ctx, req.NamespacedName, &ruc); err != nil {
 		if apierrors.IsNotFound(err) {
 			forgetMetrics(req.Namespace, req.Name)
@@ -64,6 +67,21 @@ func (r *RollingUpgradeConfigReconciler) Reconcile(ctx context.Context, req ctrl
 	}
 	recordMetrics(&ruc, d, in.Now, r.podUpgrades(ctx, &ruc, w, d))
 	return ctrl.Result{RequeueAfter: d.RequeueAfter}, nil
+}
+
+// reportPanic turns a panic in one config's reconcile into an error for that config alone (retried
+// with backoff) and a Warning event on it, so a person sees which config trips the manager.
+func (r *RollingUpgradeConfigReconciler) reportPanic(ctx context.Context, ruc *v1alpha1.RollingUpgradeConfig, err *error) {
+	p := recover()
+	if p == nil {
+		return
+	}
+	*err = fmt.Errorf("reconcile panicked: %v", p)
+	logf.FromContext(ctx).Error(*err, "recovered", "stack", string(debug.Stack()))
+	if ruc.ResourceVersion != "" { // read before the panic
+		r.Recorder.Eventf(ruc, nil, corev1.EventTypeWarning, v1alpha1.EventReconcilePanic, "Reconcile",
+			"rollgate failed on this config (%v) and retries it with backoff; other configs go on. Please report it with the manager's log.", p)
+	}
 }
 
 // podUpgrades times the pods of the new version when the decision ends a health check. It only

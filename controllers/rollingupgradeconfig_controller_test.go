@@ -221,3 +221,32 @@ func TestRolloutMetricsThroughReconcile(t *testing.T) {
 		}
 	}
 }
+
+// A panic in one config's reconcile fails that reconcile alone, with an error (retried with
+// backoff) and a Warning event on the config; the manager goes on.
+func TestAPanicIsReportedOnItsConfig(t *testing.T) {
+	c := fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(testObjects()...).
+		WithStatusSubresource(&v1alpha1.RollingUpgradeConfig{}).
+		WithIndex(&v1alpha1.RollingUpgradeConfig{}, indexTarget, configIndexes[indexTarget]).
+		WithInterceptorFuncs(interceptor.Funcs{List: func(context.Context, client.WithWatch, client.ObjectList, ...client.ListOption) error {
+			panic("a bug")
+		}}).Build()
+	rec := events.NewFakeRecorder(10)
+	r := &RollingUpgradeConfigReconciler{Client: c, APIReader: c, Recorder: rec,
+		Clock: clocktesting.NewFakePassiveClock(time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC))}
+	var err error
+	func() {
+		defer func() {
+			if p := recover(); p != nil {
+				t.Fatalf("the panic escaped Reconcile: %v", p)
+			}
+		}()
+		_, err = r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKey{Namespace: "shop", Name: "web"}})
+	}()
+	if err == nil || !strings.Contains(err.Error(), "a bug") {
+		t.Errorf("error = %v, want the panic", err)
+	}
+	if len(rec.Events) != 1 || !strings.Contains(<-rec.Events, "Warning ReconcilePanic") {
+		t.Errorf("want one ReconcilePanic Warning on the config")
+	}
+}

@@ -18,6 +18,7 @@ const (
 	EventFieldManagerConflict        = "FieldManagerConflict"        // another field manager keeps reverting the rendered image
 	EventUpdateAbandoned             = "UpdateAbandoned"             // a person ended a health check before its verdict
 	EventRollbackStuck               = "RollbackStuck"               // a rollback is not healthy after the health timeout
+	EventReconcilePanic              = "ReconcilePanic"              // the manager failed on this config; it retries, others go on
 )
 
 // Condition reasons of RollingUpgradeConfig (besides the event reasons, which double as reasons of

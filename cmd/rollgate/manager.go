@@ -11,9 +11,11 @@ import (
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -60,6 +62,10 @@ func newManager(ctx context.Context, cfg *rest.Config, o options) (ctrl.Manager,
 		// The new leader may start at once when the old one stops cleanly.
 		LeaderElectionReleaseOnCancel: true,
 		Cache:                         cacheOpts,
+		// Several workers and a deadline on each reconcile: no config can hold the others up. A
+		// panic fails its own reconcile only (and the engine reports it on the config).
+		Controller: config.Controller{MaxConcurrentReconciles: o.Concurrency, ReconciliationTimeout: o.ReconcileTimeout,
+			RecoverPanic: ptr.To(true)},
 	})
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/go-logr/logr"
 	"k8s.io/client-go/rest"
@@ -26,6 +27,8 @@ type options struct {
 	LeaderElectionNamespace string
 	Namespaces              []string
 	Controllers             []string
+	Concurrency             int
+	ReconcileTimeout        time.Duration
 	zap                     zap.Options
 }
 
@@ -56,6 +59,10 @@ func parseOptions(args []string) (options, error) {
 	fs.StringVar(&controllersFlag, "controllers", controllersFlag,
 		"Comma-separated controllers to run: rollout (the engine), renderer (annotation to workload image), "+
 			"applicationversion (ApplicationVersion status).")
+	fs.IntVar(&o.Concurrency, "concurrency", 4,
+		"Configs each controller reconciles at once: one slow config (a registry that does not answer) holds one worker, not all.")
+	fs.DurationVar(&o.ReconcileTimeout, "reconcile-timeout", time.Minute,
+		"Longest a single reconcile may take before its context is cancelled; it is retried with backoff.")
 	o.zap = zap.Options{Development: false}
 	o.zap.BindFlags(fs)
 
@@ -71,6 +78,12 @@ func parseOptions(args []string) (options, error) {
 		if !slices.Contains(controllers.AllControllers, c) {
 			return options{}, fmt.Errorf("--controllers: unknown controller %q (known: %s)", c, strings.Join(controllers.AllControllers, ", "))
 		}
+	}
+	if o.Concurrency < 1 {
+		return options{}, fmt.Errorf("--concurrency must be at least 1, not %d", o.Concurrency)
+	}
+	if o.ReconcileTimeout <= 0 {
+		return options{}, fmt.Errorf("--reconcile-timeout must be positive, not %s", o.ReconcileTimeout)
 	}
 	if o.LeaderElect && o.LeaderElectionID == "" {
 		return options{}, errors.New("--leader-election-id must not be empty when --leader-elect is on")

@@ -4,6 +4,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/zap/zapcore"
 )
@@ -33,6 +34,9 @@ func TestParseOptions(t *testing.T) {
 			check: func(o options) bool {
 				return slices.Equal(o.Controllers, []string{"rollout", "renderer", "applicationversion"})
 			}},
+		{name: "four workers and a one-minute deadline by default", args: nil,
+			check: func(o options) bool { return o.Concurrency == 4 && o.ReconcileTimeout == time.Minute }},
+		{name: "no workers is refused", args: []string{"--concurrency=0"}, wantErr: "--concurrency must be at least 1"},
 		{name: "renderer alone", args: []string{"--controllers=renderer"},
 			check: func(o options) bool { return slices.Equal(o.Controllers, []string{"renderer"}) }},
 		{name: "unknown controller", args: []string{"--controllers=rollout,magic"}, wantErr: `unknown controller "magic"`},

@@ -4,9 +4,12 @@
 package registry
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"strconv"
 	"time"
@@ -22,14 +25,40 @@ type TagLister interface {
 	ListTags(ctx context.Context, repository string, keychain authn.Keychain) ([]string, error)
 }
 
-// Remote lists tags from the registry itself. remote.List follows the registry's pagination. A
-// registry on a loopback or private address is spoken to over plain HTTP (go-containerregistry's
-// rule), everything else over HTTPS.
+// Remote lists tags from the registry itself, page by page. A registry on a loopback or private
+// address is spoken to over plain HTTP (go-containerregistry's rule), everything else over HTTPS.
+//
+// A listing is bounded in time, pages and bytes: one registry that accepts a connection and never
+// answers, pages for ever or sends an endless body must cost its own config a failed listing, not
+// the manager a worker or its memory.
 type Remote struct {
-	// Transport carries the requests; nil means http.DefaultTransport.
+	// Transport carries the requests; nil means DefaultTransport().
 	Transport http.RoundTripper
 	// PageSize asks the registry for this many tags a page; 0 leaves it to the registry.
 	PageSize int
+	// Timeout bounds a whole listing, every page included; 0 means DefaultListTimeout.
+	Timeout time.Duration
+	// MaxPages bounds the pages of a listing; 0 means DefaultMaxPages.
+	MaxPages int
+	// MaxBytes bounds the bytes read in a listing, error bodies included; 0 means DefaultMaxBytes.
+	MaxBytes int64
+}
+
+// The bounds of a listing when Remote leaves them unset.
+const (
+	DefaultListTimeout = 30 * time.Second
+	DefaultMaxPages    = 100
+	DefaultMaxBytes    = 16 << 20
+)
+
+// DefaultTransport is http.DefaultTransport with deadlines for connecting, for the TLS handshake
+// and for the response headers, which it lacks.
+func DefaultTransport() http.RoundTripper {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
+	t.TLSHandshakeTimeout = 10 * time.Second
+	t.ResponseHeaderTimeout = 15 * time.Second
+	return t
 }
 
 // ListTags lists every tag of repository. Failures are returned at once, without retries: the
@@ -41,23 +70,82 @@ func (r Remote) ListTags(ctx context.Context, repository string, keychain authn.
 	}
 	base := r.Transport
 	if base == nil {
-		base = http.DefaultTransport
+		base = DefaultTransport()
 	}
+	ctx, cancel := context.WithTimeout(ctx, cmp.Or(r.Timeout, DefaultListTimeout))
+	defer cancel()
 	var retryAfter time.Duration
+	budget := &byteBudget{left: cmp.Or(r.MaxBytes, DefaultMaxBytes)}
 	opts := []remote.Option{
 		remote.WithContext(ctx),
 		remote.WithAuthFromKeychain(keychain),
-		remote.WithTransport(retryAfterRecorder{base: base, into: &retryAfter}),
+		remote.WithTransport(retryAfterRecorder{base: byteCapped{base: base, budget: budget}, into: &retryAfter}),
 		remote.WithRetryBackoff(remote.Backoff{Steps: 1}),
 	}
 	if r.PageSize > 0 {
 		opts = append(opts, remote.WithPageSize(r.PageSize))
 	}
-	tags, err := remote.List(repo, opts...)
+	puller, err := remote.NewPuller(opts...)
+	if err != nil {
+		return nil, err
+	}
+	lister, err := puller.Lister(ctx, repo)
 	if err != nil {
 		return nil, classify(err, retryAfter)
 	}
+	maxPages := cmp.Or(r.MaxPages, DefaultMaxPages)
+	var tags []string
+	for pages := 0; lister.HasNext(); pages++ {
+		if pages == maxPages {
+			return nil, &Error{Err: fmt.Errorf("more than %d pages of tags; rollgate stops there", maxPages)}
+		}
+		page, err := lister.Next(ctx)
+		if err != nil {
+			return nil, classify(err, retryAfter)
+		}
+		tags = append(tags, page.Tags...)
+	}
 	return tags, nil
+}
+
+// byteBudget is what a listing may still read.
+type byteBudget struct{ left int64 }
+
+// errTooLarge: a listing read more than its byte cap.
+var errTooLarge = errors.New("the registry sent more than the byte cap of a listing")
+
+// byteCapped counts the bytes of every response body of a listing against one budget.
+type byteCapped struct {
+	base   http.RoundTripper
+	budget *byteBudget
+}
+
+func (t byteCapped) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := t.base.RoundTrip(req)
+	if err == nil {
+		resp.Body = &cappedBody{ReadCloser: resp.Body, budget: t.budget}
+	}
+	return resp, err
+}
+
+type cappedBody struct {
+	io.ReadCloser
+	budget *byteBudget
+}
+
+func (b *cappedBody) Read(p []byte) (int, error) {
+	if b.budget.left <= 0 {
+		return 0, errTooLarge
+	}
+	if int64(len(p)) > b.budget.left {
+		p = p[:b.budget.left+1] // one byte more tells a body that ends at the cap from one beyond
+	}
+	n, err := b.ReadCloser.Read(p)
+	b.budget.left -= int64(n)
+	if b.budget.left < 0 {
+		return n, errTooLarge
+	}
+	return n, err
 }
 
 // Error is a failed listing, classified for messages and backoff.

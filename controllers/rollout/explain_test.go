@@ -102,6 +102,14 @@ func TestBadInputStalls(t *testing.T) {
 			says:     "invalid cron schedule",
 		},
 		{
+			name:     "a window that never opens stalls the config instead of the manager",
+			cfg:      config(windowAt("0 3 30 2 *", time.Hour)),
+			workload: deploymentAt("1.0.0", healthy),
+			reason:   "InvalidSpec",
+			event:    "InvalidSpec",
+			says:     `the schedule has no fire time in the next five years: "0 3 30 2 *"`,
+		},
+		{
 			name: "an unknown time zone stalls the config",
 			cfg: config(windowAt("0 3 * * *", time.Hour), func(c *v1alpha1.RollingUpgradeConfig) {
 				c.Spec.MaintenanceWindow.TimeZone = "Europe/Atlantis"

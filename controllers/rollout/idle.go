@@ -20,7 +20,7 @@ const lastCheckRefresh = 5 * time.Minute
 // idle decides whether to start a rollout, and if not, why. Each step handles what it cannot know
 // first and returns false when the decision is made.
 func idle(d *Decision, in Input) {
-	policy, win, ok := parseSpec(d, in.Config.Spec)
+	policy, win, ok := parseSpec(d, in.Config.Spec, in.Now)
 	if !ok {
 		return
 	}
@@ -37,7 +37,7 @@ func idle(d *Decision, in Input) {
 }
 
 // parseSpec parses the constraint and the window; a bad one stalls the config.
-func parseSpec(d *Decision, spec v1alpha1.RollingUpgradeConfigSpec) (*version.Policy, *window.Window, bool) {
+func parseSpec(d *Decision, spec v1alpha1.RollingUpgradeConfigSpec, now time.Time) (*version.Policy, *window.Window, bool) {
 	policy, err := version.NewPolicy(spec.VersionConstraint)
 	if err != nil {
 		d.stalled(v1alpha1.EventInvalidSpec, "spec.versionConstraint: %v", err)
@@ -52,6 +52,9 @@ func parseSpec(d *Decision, spec v1alpha1.RollingUpgradeConfigSpec) (*version.Po
 		dur = mw.Duration.Duration
 	}
 	win, err := window.Parse(mw.Schedule, dur, mw.TimeZone)
+	if err == nil {
+		err = win.Check(now)
+	}
 	if err != nil {
 		d.stalled(v1alpha1.EventInvalidSpec, "spec.maintenanceWindow: %v", err)
 		return nil, nil, false

@@ -17,6 +17,8 @@ var (
 	ErrUnknownTimeZone = errors.New("unknown time zone")
 	// ErrInvalidDuration: the window would never be open.
 	ErrInvalidDuration = errors.New("invalid window duration")
+	// ErrNeverFires: the schedule has no fire time in the next five years (30 February).
+	ErrNeverFires = errors.New("the schedule has no fire time in the next five years")
 )
 
 // parser reads the five standard fields; descriptors such as @daily are not part of the API.
@@ -64,13 +66,24 @@ func Parse(schedule string, duration time.Duration, timeZone string) (*Window, e
 	return &Window{schedule: spec, loc: loc, duration: duration, spec: schedule, zone: timeZone}, nil
 }
 
+// Check fails with ErrNeverFires when the window does not open in the five years after now. Such a
+// schedule (0 3 30 2 *) parses, but a window that never opens would hold every version for ever;
+// Open and NextOpen stay bounded for it anyway.
+func (w *Window) Check(now time.Time) error {
+	if w != nil && w.nextFire(now).IsZero() {
+		return fmt.Errorf("%w: %q", ErrNeverFires, w.spec)
+	}
+	return nil
+}
+
 // Open reports whether now falls in [fire, fire+duration) for some fire time of the schedule.
 func (w *Window) Open(now time.Time) bool {
 	if w == nil {
 		return true
 	}
 	// The earliest fire time after now-duration is the only one whose window can still contain now.
-	return !w.nextFire(now.Add(-w.duration)).After(now)
+	f := w.nextFire(now.Add(-w.duration))
+	return !f.IsZero() && !f.After(now)
 }
 
 // NextOpen is the earliest time at or after now when the window is open: now itself when it is
@@ -79,20 +92,24 @@ func (w *Window) NextOpen(now time.Time) time.Time {
 	if w.Open(now) {
 		return now
 	}
-	return w.nextFire(now).In(w.loc)
+	if f := w.nextFire(now); !f.IsZero() {
+		return f.In(w.loc)
+	}
+	return time.Time{}
 }
 
-// nextFire is the earliest fire instant strictly after the given one.
+// nextFire is the earliest fire instant strictly after the given one, or the zero time when the
+// schedule does not fire in the five years after it (robfig/cron's own search limit).
 func (w *Window) nextFire(after time.Time) time.Time {
 	// instant() never decreases as the wall clock advances, so the first fire past "after" in wall
-	// order is the earliest one. Starting maxZoneShift early cannot miss a fire.
-	f := w.schedule.Next(w.wall(after).Add(-maxZoneShift))
-	for {
+	// order is the earliest one. Starting maxZoneShift early cannot miss a fire, and only the fires
+	// of those few hours come before it.
+	for f := w.schedule.Next(w.wall(after).Add(-maxZoneShift)); !f.IsZero(); f = w.schedule.Next(f) {
 		if i := w.instant(f); i.After(after) {
 			return i
 		}
-		f = w.schedule.Next(f)
 	}
+	return time.Time{}
 }
 
 // wall is the wall-clock reading of t in the window's zone, written as a UTC time (a clock with

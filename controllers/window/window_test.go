@@ -140,3 +140,44 @@ func TestRepeatedHourOpensOnce(t *testing.T) {
 		t.Errorf("NextOpen after the repeat = %s, want %s", got, want)
 	}
 }
+
+// A schedule that never fires is refused, and Open and NextOpen stay bounded for it: before, both
+// looped for ever on 30 February and took the manager's only worker with them.
+func TestAScheduleThatNeverFires(t *testing.T) {
+	now := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	cases := []struct {
+		name     string
+		schedule string
+		// expected
+		wantErr error
+	}{
+		{name: "30 February never comes", schedule: "0 3 30 2 *", wantErr: ErrNeverFires},
+		{name: "31 April never comes", schedule: "0 3 31 4 *", wantErr: ErrNeverFires},
+		{name: "29 February comes every four years", schedule: "0 3 29 2 *"},
+		{name: "a daily window comes tomorrow", schedule: "0 3 * * *"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := Parse(tc.schedule, time.Hour, "Europe/Berlin")
+			if err != nil {
+				t.Fatal(err)
+			}
+			done := make(chan struct{})
+			go func() {
+				defer close(done)
+				if err := w.Check(now); !errors.Is(err, tc.wantErr) {
+					t.Errorf("Check = %v, want %v", err, tc.wantErr)
+				}
+				open, next := w.Open(now), w.NextOpen(now)
+				if tc.wantErr != nil && (open || !next.IsZero()) {
+					t.Errorf("Open = %v, NextOpen = %v, want closed and no next opening", open, next)
+				}
+			}()
+			select {
+			case <-done:
+			case <-time.After(10 * time.Second):
+				t.Fatal("the window evaluation does not return")
+			}
+		})
+	}
+}
