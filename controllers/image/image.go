@@ -3,16 +3,38 @@
 package image
 
 import (
+	"fmt"
 	"regexp"
 	"strings"
 
 	"github.com/google/go-containerregistry/pkg/name"
 )
 
+// parse reads an image reference. go-containerregistry accepts a tag that starts with "." or "-"
+// ("web:.x"), which no registry stores; such a reference is refused here.
+func parse(image string) (name.Reference, string, error) {
+	ref, err := name.ParseReference(image, name.WeakValidation)
+	if err != nil {
+		return nil, "", err
+	}
+	base := image
+	if dg, ok := ref.(name.Digest); ok {
+		base = strings.TrimSuffix(image, "@"+dg.DigestStr())
+	}
+	tag := ""
+	if i := strings.LastIndex(base, ":"); i > strings.LastIndex(base, "/") {
+		tag = base[i+1:]
+	}
+	if tag != "" && !IsTag(tag) {
+		return nil, "", fmt.Errorf("%q is not an image tag", tag)
+	}
+	return ref, tag, nil
+}
+
 // SameRepository reports whether image is a tag or digest of repository. Names are normalised,
 // so "nginx:1.27" belongs to "docker.io/library/nginx".
 func SameRepository(image, repository string) bool {
-	ref, err := name.ParseReference(image, name.WeakValidation)
+	ref, _, err := parse(image)
 	if err != nil {
 		return false
 	}
@@ -36,18 +58,8 @@ func SameRepositoryName(a, b string) bool {
 // Tag returns the tag written in an image reference ("1.4.0" for web:1.4.0 and for
 // web:1.4.0@sha256:...), or "" when it has none. The implicit "latest" of a bare name is not a tag.
 func Tag(image string) string {
-	ref, err := name.ParseReference(image, name.WeakValidation)
-	if err != nil {
-		return ""
-	}
-	base := image
-	if dg, ok := ref.(name.Digest); ok {
-		base = strings.TrimSuffix(image, "@"+dg.DigestStr())
-	}
-	if i := strings.LastIndex(base, ":"); i > strings.LastIndex(base, "/") {
-		return base[i+1:]
-	}
-	return ""
+	_, tag, _ := parse(image)
+	return tag
 }
 
 // Version is what rollgate records as the version of an image: its tag, or its digest when it has
@@ -76,15 +88,14 @@ func Renders(image, target string) bool {
 	if image == target {
 		return true
 	}
-	run, err := name.ParseReference(image, name.WeakValidation)
+	run, runTag, err := parse(image)
 	if err != nil {
 		return false
 	}
-	want, err := name.ParseReference(target, name.WeakValidation)
+	want, wantTag, err := parse(target)
 	if err != nil || run.Context().Name() != want.Context().Name() {
 		return false
 	}
-	runTag, wantTag := Tag(image), Tag(target)
 	if wantDigest := digestOf(want); wantDigest != "" {
 		return digestOf(run) == wantDigest && (runTag == "" || wantTag == "" || runTag == wantTag)
 	}

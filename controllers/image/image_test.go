@@ -21,6 +21,7 @@ func TestSameRepository(t *testing.T) {
 		{"ghcr.io/other/web:1.4.0", "ghcr.io/acme/web", false},
 		{"not a reference", "ghcr.io/acme/web", false},
 		{"ghcr.io/acme/web:1.0", "ghcr.io/acme/web:1.0", false},
+		{"ghcr.io/acme/web:.x", "ghcr.io/acme/web", false}, // found by FuzzReferences: no registry stores such a tag
 	}
 	for _, tc := range cases {
 		if got := SameRepository(tc.image, tc.repo); got != tc.want {
@@ -37,6 +38,7 @@ func TestTagAndVersion(t *testing.T) {
 		{"nginx", "", ""},
 		{"ghcr.io/acme/web@" + digest, "", digest},
 		{"ghcr.io/acme/web:1.4.0@" + digest, "1.4.0", "1.4.0"},
+		{"0:.", "", ""}, // found by FuzzReferences
 	}
 	for _, tc := range cases {
 		if got := Tag(tc.image); got != tc.tag {
