@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -12,6 +13,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
 	"github.com/rollgate/rollgate/controllers/registry"
@@ -46,6 +48,8 @@ func (s registrySource) candidates(ctx context.Context, ruc *v1alpha1.RollingUpg
 	res := s.cache.Tags(ctx, key, ruc.Spec.Image, interval, keychain)
 	poll := max(res.Next.Sub(now), time.Second)
 	if res.Err != nil {
+		// The message says what failed in rollgate's words; the registry's own are for the log.
+		logf.FromContext(ctx).V(1).Info("listing registry tags failed", "image", ruc.Spec.Image, "detail", errors.Unwrap(res.Err))
 		return nil, &rollout.Problem{Reason: v1alpha1.EventRegistryUnavailable,
 			Message: fmt.Sprintf("listing the tags of %s: %v", ruc.Spec.Image, res.Err)}, poll, nil
 	}

@@ -63,9 +63,9 @@ func TestAListingIsBounded(t *testing.T) {
 		wantSays string
 	}{
 		{name: "a registry that accepts and never answers times out", host: silent.Addr().String(),
-			remote: Remote{Timeout: time.Second}, wantSays: "deadline exceeded"},
+			remote: Remote{Timeout: time.Second}, wantSays: "registry unreachable (no answer in time)"},
 		{name: "a registry that pages for ever stops at the page cap", host: strings.TrimPrefix(endlessPages.URL, "http://"),
-			remote: Remote{MaxPages: 50}, wantSays: "more than 50 pages of tags"},
+			remote: Remote{MaxPages: 50}, wantSays: "registry listing stopped: more than 50 pages of tags"},
 		{name: "an endless tag list stops at the byte cap", host: strings.TrimPrefix(endlessBody.URL, "http://"),
 			remote: Remote{MaxBytes: 1 << 20}, wantSays: errTooLarge.Error()},
 	}

@@ -11,7 +11,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
+	"syscall"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -97,7 +99,7 @@ func (r Remote) ListTags(ctx context.Context, repository string, keychain authn.
 	var tags []string
 	for pages := 0; lister.HasNext(); pages++ {
 		if pages == maxPages {
-			return nil, &Error{Err: fmt.Errorf("more than %d pages of tags; rollgate stops there", maxPages)}
+			return nil, &Error{Reason: fmt.Sprintf("listing stopped: more than %d pages of tags", maxPages), Err: errors.New("page cap reached")}
 		}
 		page, err := lister.Next(ctx)
 		if err != nil {
@@ -148,29 +150,34 @@ func (b *cappedBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
-// Error is a failed listing, classified for messages and backoff.
+// Error is a failed listing, classified for messages and backoff. Its message is rollgate's own
+// words only (the status code and what it means): what the registry wrote, or which address could
+// not be reached, stays in the wrapped error for the manager's log. A config's conditions and
+// events are read by its tenant, and a registry must not be a way to read another host's answers.
 type Error struct {
-	// StatusCode is the registry's HTTP status; 0 when it could not be reached.
+	// StatusCode is the registry's HTTP status; 0 when it gave none.
 	StatusCode int
 	// RetryAfter is the registry's Retry-After, when it sent one.
 	RetryAfter time.Duration
-	Err        error
+	// Reason says, when StatusCode is 0, what went wrong in a few words ("unreachable (…)").
+	Reason string
+	Err    error
 }
 
 func (e *Error) Error() string {
 	switch {
 	case e.StatusCode == http.StatusUnauthorized || e.StatusCode == http.StatusForbidden:
-		return fmt.Sprintf("registry refused access (%d): check the workload's imagePullSecrets or service account: %v", e.StatusCode, e.Err)
+		return fmt.Sprintf("registry refused access (%d): check the workload's imagePullSecrets or service account", e.StatusCode)
 	case e.StatusCode == http.StatusNotFound:
-		return fmt.Sprintf("repository not found in the registry (404): %v", e.Err)
+		return "repository not found in the registry (404)"
 	case e.StatusCode == http.StatusTooManyRequests:
-		return fmt.Sprintf("registry rate limit (429): %v", e.Err)
+		return "registry rate limit (429)"
 	case e.StatusCode >= 500:
-		return fmt.Sprintf("registry failed (%d): %v", e.StatusCode, e.Err)
+		return fmt.Sprintf("registry failed (%d)", e.StatusCode)
 	case e.StatusCode == 0:
-		return fmt.Sprintf("registry unreachable: %v", e.Err)
+		return "registry " + e.Reason
 	}
-	return fmt.Sprintf("registry answered %d: %v", e.StatusCode, e.Err)
+	return fmt.Sprintf("registry answered %d", e.StatusCode)
 }
 
 func (e *Error) Unwrap() error { return e.Err }
@@ -180,7 +187,26 @@ func classify(err error, retryAfter time.Duration) *Error {
 	if errors.As(err, &te) {
 		return &Error{StatusCode: te.StatusCode, RetryAfter: retryAfter, Err: err}
 	}
-	return &Error{Err: err, RetryAfter: retryAfter}
+	return &Error{Err: err, RetryAfter: retryAfter, Reason: unreachable(err)}
+}
+
+// unreachable names the kind of a failure to get an answer, without the address.
+func unreachable(err error) string {
+	var dns *net.DNSError
+	var op *net.OpError
+	switch {
+	case errors.Is(err, errTooLarge):
+		return "listing stopped: " + errTooLarge.Error()
+	case errors.Is(err, context.DeadlineExceeded) || os.IsTimeout(err):
+		return "unreachable (no answer in time)"
+	case errors.As(err, &dns):
+		return "unreachable (name not found)"
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "unreachable (connection refused)"
+	case errors.As(err, &op):
+		return "unreachable (connection failed)"
+	}
+	return "unreachable (no valid answer)"
 }
 
 // retryAfterRecorder keeps the Retry-After of a 429 or 503 answer, which go-containerregistry's
