@@ -36,6 +36,7 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/registry"
 )
 
 // These tests run the controllers in a manager against a real kube-apiserver and etcd (envtest).
@@ -73,7 +74,7 @@ func TestMain(m *testing.M) {
 			}},
 		})
 		if err == nil {
-			err = Setup(ctx, mgr, AllControllers, clock.RealClock{})
+			err = Setup(ctx, mgr, AllControllers, clock.RealClock{}, registry.DefaultRequestsPerSecond)
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "manager:", err)

@@ -14,6 +14,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/rollgate/rollgate/controllers"
+	"github.com/rollgate/rollgate/controllers/registry"
 )
 
 // options are the manager's command-line settings.
@@ -29,6 +30,7 @@ type options struct {
 	Controllers             []string
 	Concurrency             int
 	ReconcileTimeout        time.Duration
+	RegistryQPS             float64
 	zap                     zap.Options
 }
 
@@ -63,6 +65,8 @@ func parseOptions(args []string) (options, error) {
 		"Configs each controller reconciles at once: one slow config (a registry that does not answer) holds one worker, not all.")
 	fs.DurationVar(&o.ReconcileTimeout, "reconcile-timeout", time.Minute,
 		"Longest a single reconcile may take before its context is cancelled; it is retried with backoff.")
+	fs.Float64Var(&o.RegistryQPS, "registry-qps", registry.DefaultRequestsPerSecond,
+		"Requests per second the manager makes to one registry host (a token bucket with a burst of as many).")
 	o.zap = zap.Options{Development: false}
 	o.zap.BindFlags(fs)
 
@@ -81,6 +85,9 @@ func parseOptions(args []string) (options, error) {
 	}
 	if o.Concurrency < 1 {
 		return options{}, fmt.Errorf("--concurrency must be at least 1, not %d", o.Concurrency)
+	}
+	if o.RegistryQPS <= 0 {
+		return options{}, fmt.Errorf("--registry-qps must be positive, not %v", o.RegistryQPS)
 	}
 	if o.ReconcileTimeout <= 0 {
 		return options{}, fmt.Errorf("--reconcile-timeout must be positive, not %s", o.ReconcileTimeout)

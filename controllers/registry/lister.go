@@ -44,6 +44,8 @@ type Remote struct {
 	MaxPages int
 	// MaxBytes bounds the bytes read in a listing, error bodies included; 0 means DefaultMaxBytes.
 	MaxBytes int64
+	// Limits paces the requests to each registry host; nil means no pacing.
+	Limits *HostLimits
 }
 
 // The bounds of a listing when Remote leaves them unset.
@@ -73,6 +75,9 @@ func (r Remote) ListTags(ctx context.Context, repository string, keychain authn.
 	base := r.Transport
 	if base == nil {
 		base = DefaultTransport()
+	}
+	if r.Limits != nil {
+		base = rateLimited{base: base, limits: r.Limits}
 	}
 	ctx, cancel := context.WithTimeout(ctx, cmp.Or(r.Timeout, DefaultListTimeout))
 	defer cancel()
