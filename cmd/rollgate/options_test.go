@@ -37,6 +37,8 @@ func TestParseOptions(t *testing.T) {
 		{name: "four workers and a one-minute deadline by default", args: nil,
 			check: func(o options) bool { return o.Concurrency == 4 && o.ReconcileTimeout == time.Minute }},
 		{name: "no workers is refused", args: []string{"--concurrency=0"}, wantErr: "--concurrency must be at least 1"},
+		{name: "20 registry requests a second by default", args: nil, check: func(o options) bool { return o.RegistryQPS == 20 }},
+		{name: "no registry requests is refused", args: []string{"--registry-qps=0"}, wantErr: "--registry-qps must be positive"},
 		{name: "renderer alone", args: []string{"--controllers=renderer"},
 			check: func(o options) bool { return slices.Equal(o.Controllers, []string{"renderer"}) }},
 		{name: "unknown controller", args: []string{"--controllers=rollout,magic"}, wantErr: `unknown controller "magic"`},
