@@ -8,6 +8,7 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
+	"github.com/rollgate/rollgate/controllers/health"
 	imageref "github.com/rollgate/rollgate/controllers/image"
 )
 
@@ -32,7 +33,7 @@ func podUpgradeDurations(pods []corev1.Pod, container, image string, since time.
 		if c := managedContainer(p.Spec.Containers, container); created.Before(since) || c == nil || !imageref.Renders(c.Image, image) {
 			continue
 		}
-		if r := readyCondition(p); r != nil && r.Status == corev1.ConditionTrue && !r.LastTransitionTime.Time.Before(created) {
+		if r := health.ReadyCondition(p); r != nil && r.Status == corev1.ConditionTrue && !r.LastTransitionTime.Time.Before(created) {
 			out = append(out, r.LastTransitionTime.Sub(created))
 		}
 	}

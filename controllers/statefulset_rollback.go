@@ -9,6 +9,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/rollgate/rollgate/controllers/health"
 )
 
 // deleteStuckPods deletes the pods of a StatefulSet that belong to another revision than its update
@@ -17,9 +19,6 @@ import (
 // of the template alone never finishes (kubernetes/kubernetes#67250). Pods are read uncached: the
 // manager does not watch pods.
 func deleteStuckPods(ctx context.Context, reader client.Reader, writer client.Writer, sts *appsv1.StatefulSet) error {
-	if sts.Status.ObservedGeneration < sts.Generation || sts.Status.UpdateRevision == "" {
-		return nil // the update revision may still be the failed one; see rollout.Workload.GenerationObserved
-	}
 	pods, err := listPods(ctx, reader, sts.Namespace, sts.Spec.Selector)
 	if err != nil {
 		return fmt.Errorf("StatefulSet %s: %w", sts.Name, err)
@@ -41,6 +40,6 @@ func deleteStuckPods(ctx context.Context, reader client.Reader, writer client.Wr
 }
 
 func podReady(p *corev1.Pod) bool {
-	c := readyCondition(p)
+	c := health.ReadyCondition(p)
 	return c != nil && c.Status == corev1.ConditionTrue
 }

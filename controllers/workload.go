@@ -94,16 +94,6 @@ func listPods(ctx context.Context, reader client.Reader, namespace string, sel *
 	return pods.Items, nil
 }
 
-// readyCondition is the pod's Ready condition, nil if it has none yet.
-func readyCondition(p *corev1.Pod) *corev1.PodCondition {
-	for i := range p.Status.Conditions {
-		if p.Status.Conditions[i].Type == corev1.PodReady {
-			return &p.Status.Conditions[i]
-		}
-	}
-	return nil
-}
-
 // verdict judges the workload. The pods of a StatefulSet are read (uncached) only when it has a
 // partition, the one case where its status counts cannot tell the new pods from the old.
 func (w *workload) verdict(ctx context.Context, reader client.Reader, opts health.Options) (health.Verdict, error) {

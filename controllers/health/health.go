@@ -217,7 +217,7 @@ func partitioned(s *appsv1.StatefulSet, pods []corev1.Pod, partition, want int32
 			why = fmt.Sprintf("is on revision %q, not %q", p.Labels[appsv1.StatefulSetRevisionLabel], rev)
 		default:
 			updated++
-			c := readyCondition(p)
+			c := ReadyCondition(p)
 			if c == nil || c.Status != corev1.ConditionTrue {
 				why = "is not Ready"
 				break
@@ -253,8 +253,8 @@ func ordinal(set, pod string) (int32, bool) {
 	return int32(n), err == nil
 }
 
-// readyCondition is the pod's Ready condition, nil if it has none yet.
-func readyCondition(p *corev1.Pod) *corev1.PodCondition {
+// ReadyCondition is the pod's Ready condition, nil if it has none yet.
+func ReadyCondition(p *corev1.Pod) *corev1.PodCondition {
 	for i := range p.Status.Conditions {
 		if p.Status.Conditions[i].Type == corev1.PodReady {
 			return &p.Status.Conditions[i]
