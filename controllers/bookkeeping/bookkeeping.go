@@ -5,6 +5,7 @@ package bookkeeping
 
 import (
 	"slices"
+	"time"
 
 	"github.com/Masterminds/semver/v3"
 
@@ -114,12 +115,20 @@ func capFailed(st *v1alpha1.RollingUpgradeConfigStatus) {
 }
 
 func lastIs(st *v1alpha1.RollingUpgradeConfigStatus, version string, appliedAt metav1.Time, result v1alpha1.RolloutResult) bool {
+	v, r, ok := Recorded(st, appliedAt.Time)
+	return ok && v == version && r == result
+}
+
+// Recorded is what the newest history entry says of the rollout started at appliedAt: its version
+// and result. ok is false when that entry is of another rollout (or there is none): the rollout has
+// no record yet.
+func Recorded(st *v1alpha1.RollingUpgradeConfigStatus, appliedAt time.Time) (version string, result v1alpha1.RolloutResult, ok bool) {
 	n := len(st.VersionHistory)
-	if n == 0 {
-		return false
+	if n == 0 || !st.VersionHistory[n-1].AppliedAt.Time.Equal(appliedAt) {
+		return "", "", false
 	}
 	e := st.VersionHistory[n-1]
-	return e.Version == version && e.AppliedAt.Equal(&appliedAt) && e.Status == result
+	return e.Version, e.Status, true
 }
 
 // ResetCircuit closes the circuit after a human asked for it. Failed versions stay failed.

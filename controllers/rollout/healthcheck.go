@@ -87,8 +87,8 @@ func healthCheck(d *Decision, in Input) {
 
 // abandonedAt: the history's last entry abandoned the check that started at started.
 func abandonedAt(st *v1alpha1.RollingUpgradeConfigStatus, started time.Time) bool {
-	n := len(st.VersionHistory)
-	return n > 0 && st.VersionHistory[n-1].Status == v1alpha1.ResultAbandoned && st.VersionHistory[n-1].AppliedAt.Time.Equal(started)
+	_, result, ok := bookkeeping.Recorded(st, started)
+	return ok && result == v1alpha1.ResultAbandoned
 }
 
 // judge gives the verdict on a health check, or says how far it got. A verdict recorded before
@@ -165,12 +165,8 @@ func failure(w *Workload, elapsed, timeout time.Duration, rendered bool) string 
 // recordedVerdict is the verdict the history already holds for the rollout of ver started at
 // started, or "".
 func recordedVerdict(st *v1alpha1.RollingUpgradeConfigStatus, ver string, started time.Time) v1alpha1.RolloutResult {
-	n := len(st.VersionHistory)
-	if n == 0 {
-		return ""
-	}
-	if e := st.VersionHistory[n-1]; e.Version == ver && e.AppliedAt.Time.Equal(started) {
-		return e.Status
+	if v, result, ok := bookkeeping.Recorded(st, started); ok && v == ver {
+		return result
 	}
 	return ""
 }
