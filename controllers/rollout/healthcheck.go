@@ -65,10 +65,11 @@ func healthCheck(d *Decision, in Input) {
 		start(d, in, a.TargetImage, "set by hand in "+v1alpha1.TargetImageAnnotation+" during a health check")
 		return
 	}
+	// Until a verdict, the check is in progress.
+	st.Phase, st.TargetVersion = v1alpha1.PhaseInProgress, ver
 	w, ok := checkWorkload(d, in)
 	if !ok || blocked(d, w) {
 		pause(d, in.Now)
-		st.Phase, st.TargetVersion = v1alpha1.PhaseInProgress, ver
 		d.RequeueAfter = HealthPoll
 		return
 	}
@@ -76,7 +77,6 @@ func healthCheck(d *Decision, in Input) {
 		// The resumed timer is written before any verdict: a verdict is keyed by its start, which
 		// must not move between a decision and its retry.
 		started = resume(d, in.Now, started)
-		st.Phase, st.TargetVersion = v1alpha1.PhaseInProgress, ver
 		d.progressing(v1alpha1.ReasonProgressing, "rolling out %s: the health check resumes with %s left", ver,
 			(in.Config.Spec.HealthTimeoutOrDefault() - in.Now.Sub(started)).Round(time.Second))
 		d.RequeueAfter = time.Second
@@ -139,7 +139,6 @@ func judge(d *Decision, in Input, w *Workload, ver string, started time.Time) {
 		rollBackTo(d, in)
 		d.progressing(v1alpha1.ReasonRollingBack, "%s %s; rolling back to %s", ver, why, orNone(st.CurrentImage))
 	default:
-		st.Phase, st.TargetVersion = v1alpha1.PhaseInProgress, ver
 		progress := w.Verdict.Message
 		if !rendered {
 			progress = "waiting for the image to be rendered into " + w.Description

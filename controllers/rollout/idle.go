@@ -177,13 +177,9 @@ func choose(d *Decision, in Input, policy *version.Policy) choice {
 	for _, c := range in.Candidates {
 		tags = append(tags, c.Tag)
 	}
-	// CurrentVersion is semver by construction (recordFirstSight, bookkeeping.Success); an older
-	// status may hold a digest, which compares nothing either.
-	current := st.CurrentVersion
-	if !version.IsSemver(current) {
-		current = ""
-	}
-	ch := policy.Choose(tags, current, st.FailedVersions)
+	// A current version that is not semver (a digest an older status holds) compares nothing; the
+	// gate then holds the choice.
+	ch := policy.Choose(tags, st.CurrentVersion, st.FailedVersions)
 	// lastCheck moves when the answer changes, or at most every lastCheckRefresh: an unchanged
 	// config is not rewritten on every event about its workload.
 	if st.LastCheck == nil || in.Now.Sub(st.LastCheck.Time) >= lastCheckRefresh || ch.Tag != d.old.AvailableVersion {
@@ -216,7 +212,7 @@ func gate(d *Decision, in Input, w *Workload, win *window.Window, ch choice) {
 		rest()
 		st.Phase = v1alpha1.PhaseSuspended
 		d.ready(v1alpha1.ReasonSuspended, "spec.suspend is set: no automatic rollout%s", availableNote(ch.tag))
-	case st.CurrentVersion == "" || !version.IsSemver(st.CurrentVersion):
+	case !version.IsSemver(st.CurrentVersion):
 		rest()
 		d.ready(v1alpha1.ReasonUnversioned, "%s runs %s, which has no semver version to compare with: no automatic update until a person "+
 			"picks a version (annotation %s=%s:<version>)%s", w.Description, st.CurrentImage, v1alpha1.TargetImageAnnotation,
