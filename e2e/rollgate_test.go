@@ -6,6 +6,7 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -44,6 +45,15 @@ func (s *scenario) start(extra ...string) *manager {
 	s.t.Helper()
 	s.manager = startManager(s.t, append([]string{"--leader-elect=false", "--namespace", s.ns}, extra...)...)
 	return s.manager
+}
+
+// kill SIGKILLs the scenario's manager and waits until it is gone.
+func (s *scenario) kill() {
+	s.t.Helper()
+	if err := s.manager.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		s.t.Fatal(err)
+	}
+	<-s.manager.exited
 }
 
 func (s *scenario) create(objs ...client.Object) {

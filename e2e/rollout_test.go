@@ -5,7 +5,6 @@ package e2e
 import (
 	"context"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -224,17 +223,14 @@ func TestScenarioManagerKilledDuringHealthCheck(t *testing.T) {
 	s.create(deployment(s.ns, "app", img("1.0.0"), 2), appVersion("1.0.0"), config(func(c *v1alpha1.RollingUpgradeConfig) {
 		c.Spec.HealthTimeout = &metav1.Duration{Duration: 3 * time.Minute}
 	}))
-	m := s.start()
+	s.start()
 	s.waitConfig(2*time.Minute, "the running version is recorded", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.0.0" })
 
 	s.announce("1.1.0")
 	s.waitConfig(time.Minute, "health check running", func(c *v1alpha1.RollingUpgradeConfig) bool {
 		return c.Annotations[v1alpha1.UpdatePhaseAnnotation] == "HealthCheck" && c.Status.Phase == v1alpha1.PhaseInProgress
 	})
-	if err := m.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	<-m.exited
+	s.kill()
 	if c := s.config(); c.Status.Phase != v1alpha1.PhaseInProgress {
 		t.Fatalf("the health check ended before the kill: %s", describeConfig(c))
 	}
@@ -338,18 +334,15 @@ func TestScenarioManagerKilledAtFiveSteps(t *testing.T) {
 		c.Spec.HealthTimeout = &metav1.Duration{Duration: 40 * time.Second}
 		c.Spec.MaxRollbacks = 2
 	}))
-	m := s.start()
+	s.start()
 	// killAt waits until the config shows the step and its event has gone out n times, then kills
 	// the manager and starts a new one.
 	killAt := func(step string, reason string, n int, cond func(c *v1alpha1.RollingUpgradeConfig) bool) {
 		t.Helper()
 		s.waitConfig(2*time.Minute, step, func(c *v1alpha1.RollingUpgradeConfig) bool { return cond(c) && s.countEvents(reason) >= n })
-		if err := m.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-			t.Fatal(err)
-		}
-		<-m.exited
+		s.kill()
 		t.Logf("killed the manager at %s: %s", step, describeConfig(s.config()))
-		m = s.start()
+		s.start()
 	}
 	inCheck := func(version string) func(c *v1alpha1.RollingUpgradeConfig) bool {
 		return func(c *v1alpha1.RollingUpgradeConfig) bool {

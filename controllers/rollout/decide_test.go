@@ -105,6 +105,13 @@ func next(cfg *v1alpha1.RollingUpgradeConfig, d Decision) *v1alpha1.RollingUpgra
 	return c
 }
 
+// statusOnly is the config after a decision whose status was written and whose annotations were not.
+func statusOnly(cfg *v1alpha1.RollingUpgradeConfig, d Decision) *v1alpha1.RollingUpgradeConfig {
+	c := cfg.DeepCopy()
+	c.Status = d.Status
+	return c
+}
+
 func TestIdleStartsARollout(t *testing.T) {
 	d := Decide(Input{Now: now, Config: config(), Workload: deploymentAt("1.0.0", healthy), Candidates: av("1.1.0")})
 
@@ -237,9 +244,7 @@ func TestSuccessIsRecordedOnce(t *testing.T) {
 	}
 	// The status was written, then the manager died before the annotations (so before the events):
 	// the same decision again records nothing twice and emits the event that was not emitted.
-	again := cfg.DeepCopy()
-	again.Status = d.Status
-	d2 := Decide(Input{Now: now.Add(time.Second), Config: again, Workload: deploymentAt("1.1.0", healthy)})
+	d2 := Decide(Input{Now: now.Add(time.Second), Config: statusOnly(cfg, d), Workload: deploymentAt("1.1.0", healthy)})
 	if len(d2.Status.VersionHistory) != 1 || reasons(d2.Events) != v1alpha1.EventUpdateComplete || d2.Annotations.Step != StepIdle {
 		t.Errorf("second decision: history %d, events %s, annotations %+v", len(d2.Status.VersionHistory), reasons(d2.Events), d2.Annotations)
 	}
@@ -261,9 +266,7 @@ func TestRollbackBookkeepingAndCircuit(t *testing.T) {
 	}
 	// The status was written but the annotations were not: the repeated decision counts nothing
 	// twice and emits the events that never went out.
-	repeated := cfg.DeepCopy()
-	repeated.Status = d.Status
-	if d2 := Decide(Input{Now: now.Add(time.Second), Config: repeated, Workload: deploymentAt("1.2.2", pending)}); d2.Status.RollbackCount != 3 ||
+	if d2 := Decide(Input{Now: now.Add(time.Second), Config: statusOnly(cfg, d), Workload: deploymentAt("1.2.2", pending)}); d2.Status.RollbackCount != 3 ||
 		len(d2.Status.FailedVersions) != 3 || reasons(d2.Events) != "UpdateRollback,CircuitOpen" {
 		t.Errorf("repeated: rollbacks %d, failed %v, events %s", d2.Status.RollbackCount, d2.Status.FailedVersions, reasons(d2.Events))
 	}

@@ -210,10 +210,7 @@ func TestVerdictsBind(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cfg := config(current("1.0.0"), inFlight(StepHealthCheck, repo+":1.1.0", started))
 			d := Decide(Input{Now: now, Config: cfg, Workload: tc.first})
-			// Only the status was written.
-			again := cfg.DeepCopy()
-			again.Status = d.Status
-			d2 := Decide(Input{Now: now.Add(tc.after), Config: again, Workload: tc.then})
+			d2 := Decide(Input{Now: now.Add(tc.after), Config: statusOnly(cfg, d), Workload: tc.then})
 			if d2.Outcome != tc.wantOutcome {
 				t.Errorf("outcome = %q, want %q", d2.Outcome, tc.wantOutcome)
 			}
@@ -297,13 +294,6 @@ func TestAFightLostIsNotCompleted(t *testing.T) {
 	if s := condition(d, meta.StalledCondition); s == nil || !strings.Contains(s.Message, "Deployment web now runs "+repo+":1.0.0") {
 		t.Errorf("Stalled = %+v", s)
 	}
-}
-
-// statusOnly is the config after a decision whose status was written and whose annotations were not.
-func statusOnly(cfg *v1alpha1.RollingUpgradeConfig, d Decision) *v1alpha1.RollingUpgradeConfig {
-	c := cfg.DeepCopy()
-	c.Status = d.Status
-	return c
 }
 
 // A paused check that resumes writes its moved timer before any verdict: a verdict is keyed by the
