@@ -190,6 +190,10 @@ test-rules: prometheus-tools ## Check the alert rules and run their tests with p
 bench-metrics: ## Print the time, allocations, size and series of one metrics scrape with 2,000 configs.
 	go test -run '^$$' -bench ScrapeWith2000Configs -benchmem ./controllers/
 
+.PHONY: bench-decide
+bench-decide: ## Print the time and allocations of one rollout decision with 10,000 non-semver registry tags.
+	go test -run '^$$' -bench DecideWith10000RegistryTags -benchmem ./controllers/rollout/
+
 .PHONY: bench-configmaps
 bench-configmaps: control-plane build ## Print the manager's RSS with and without 5,000 unlabelled 10 KiB ConfigMaps (own cluster).
 	hack/bench-configmaps.sh

@@ -198,9 +198,15 @@ func describeIgnored(notSemver []string, cands []Candidate) string {
 	if len(notSemver) == 0 {
 		return ""
 	}
+	// One pass over the candidates: a registry may announce thousands of tags, and looking up the
+	// sources of each one in turn would be quadratic.
+	from := map[string][]string{}
+	for _, c := range cands {
+		from[c.Tag] = append(from[c.Tag], c.Source)
+	}
 	parts := make([]string, 0, len(notSemver))
 	for _, tag := range notSemver {
-		parts = append(parts, tag+" from "+sourcesOf(tag, cands))
+		parts = append(parts, tag+" from "+strings.Join(from[tag], ", "))
 	}
 	return "; ignored, not semver: " + listed(parts)
 }

@@ -1,0 +1,21 @@
+package rollout
+
+import (
+	"fmt"
+	"testing"
+)
+
+// BenchmarkDecideWith10000RegistryTags measures one decision of an idle config whose registry
+// announces 10,000 tags that are not semver (CI builds): every reconcile of such a config pays it.
+func BenchmarkDecideWith10000RegistryTags(b *testing.B) {
+	cands := make([]Candidate, 0, 10001)
+	for i := range 10000 {
+		cands = append(cands, Candidate{Tag: fmt.Sprintf("sha-%07x", i), Source: "registry"})
+	}
+	cands = append(cands, Candidate{Tag: "1.1.0", Source: "registry"})
+	in := Input{Now: now, Config: config(current("1.1.0")), Workload: deploymentAt("1.1.0", healthy), Candidates: cands}
+	b.ReportAllocs()
+	for b.Loop() {
+		Decide(in)
+	}
+}
