@@ -74,11 +74,6 @@ func Version(image string) string {
 	return ""
 }
 
-// DigestPinned reports whether an image is pinned by digest (repo@sha256:...).
-func DigestPinned(image string) bool {
-	return strings.Contains(image, "@sha256:")
-}
-
 // Renders reports whether a workload whose container runs image runs target. Images are compared
 // by repository and tag, and by digest when target names one: an admission webhook that pins
 // images by digest (Kyverno verifyImages, sigstore policy-controller) turns web:1.1.0 into
