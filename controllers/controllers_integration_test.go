@@ -73,8 +73,12 @@ func TestMain(m *testing.M) {
 				&corev1.ConfigMap{}: {Label: labels.SelectorFromSet(labels.Set{v1alpha1.VersionSourceLabel: "true"})},
 			}},
 		})
+		var local registry.AddressPolicy // the test registries listen on 127.0.0.1
 		if err == nil {
-			err = Setup(ctx, mgr, AllControllers, clock.RealClock{}, registry.DefaultRequestsPerSecond)
+			local, err = registry.ParseAllowList([]string{"127.0.0.1"})
+		}
+		if err == nil {
+			err = Setup(ctx, mgr, AllControllers, clock.RealClock{}, registry.Remote{Transport: local.Transport()})
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "manager:", err)

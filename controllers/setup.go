@@ -21,9 +21,9 @@ const (
 // AllControllers is the default set.
 var AllControllers = []string{ControllerRollout, ControllerRenderer, ControllerApplicationVersion}
 
-// Setup registers the field indexes and the chosen controllers with the manager. registryQPS is the
-// requests per second the manager makes to one registry host.
-func Setup(ctx context.Context, mgr ctrl.Manager, names []string, clk clock.PassiveClock, registryQPS float64) error {
+// Setup registers the field indexes and the chosen controllers with the manager. tags lists the tags
+// of the registry sources.
+func Setup(ctx context.Context, mgr ctrl.Manager, names []string, clk clock.PassiveClock, tags registry.TagLister) error {
 	for _, n := range names {
 		if !slices.Contains(AllControllers, n) {
 			return fmt.Errorf("unknown controller %q (known: %v)", n, AllControllers)
@@ -35,7 +35,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, names []string, clk clock.Pass
 	if slices.Contains(names, ControllerRollout) {
 		r := &RollingUpgradeConfigReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
 			Recorder: mgr.GetEventRecorder("rollgate"), Clock: clk,
-			Tags: &registry.Cache{Lister: registry.Remote{Limits: &registry.HostLimits{PerSecond: registryQPS}}, Clock: clk}}
+			Tags: &registry.Cache{Lister: tags, Clock: clk}}
 		if err := r.SetupWithManager(ctx, mgr); err != nil {
 			return err
 		}

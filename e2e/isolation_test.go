@@ -43,7 +43,7 @@ func TestScenarioASilentRegistryStallsNoOtherConfig(t *testing.T) {
 	})
 	s.create(deployment(s.ns, "silent", silentRepo+":1.0.0", 1), stuck,
 		deployment(s.ns, "app", img("1.0.0"), 2), appVersion("1.0.0"), config())
-	s.start()
+	s.start(allowLoopbackRegistries)
 	s.waitConfig(time.Minute, "the running version is recorded", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.0.0" })
 
 	s.announce("1.1.0")

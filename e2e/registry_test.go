@@ -5,15 +5,22 @@ package e2e
 import (
 	"net"
 	"net/http"
+	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/fluxcd/pkg/apis/meta"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
 	"github.com/rollgate/rollgate/controllers/registry/registrytest"
 )
+
+// allowLoopbackRegistries lets the manager list tags from the test registries on 127.0.0.1, which
+// it refuses by default.
+const allowLoopbackRegistries = "--registry-allow=127.0.0.1"
 
 // startRegistry serves go-containerregistry's in-memory registry on 127.0.0.1 with repository
 // demo/app holding the given tags, and returns its host:port.
@@ -40,7 +47,7 @@ func TestScenarioRegistrySource(t *testing.T) {
 		c.Spec.Image = repo
 		c.Spec.Sources = []v1alpha1.VersionSource{{Registry: &v1alpha1.RegistrySource{Interval: &metav1.Duration{Duration: time.Minute}}}}
 	}))
-	s.start()
+	s.start(allowLoopbackRegistries)
 	c := s.waitPhase(2*time.Minute, v1alpha1.PhaseCompleted)
 	if c.Status.CurrentVersion != "1.3.0" || c.Status.CurrentImage != repo+":1.3.0" {
 		t.Errorf("after the rollout: %s", describeConfig(c))
@@ -50,4 +57,43 @@ func TestScenarioRegistrySource(t *testing.T) {
 		t.Errorf("workload runs %s", got)
 	}
 	s.waitEvent(10*time.Second, "UpdateStarting", "(from registry)")
+}
+
+// By default the manager does not list tags from loopback: a tenant who names 127.0.0.1 in
+// spec.image gets a refusal in rollgate's words, one Warning, and not one request reaches the host.
+func TestScenarioALoopbackRegistryIsRefusedByDefault(t *testing.T) {
+	s := newScenario(t, "registry-refused")
+	var requests atomic.Int32
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	reg := registrytest.Handler()
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		reg.ServeHTTP(w, r)
+	})}
+	go func() { _ = srv.Serve(l) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	repo := l.Addr().String() + "/demo/app"
+	s.create(deployment(s.ns, "app", repo+":1.0.0", 1), config(func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Spec.Image = repo
+		c.Spec.Sources = []v1alpha1.VersionSource{{Registry: &v1alpha1.RegistrySource{Interval: &metav1.Duration{Duration: time.Minute}}}}
+	}))
+	s.start()
+	c := s.waitConfig(time.Minute, "the registry refused", func(c *v1alpha1.RollingUpgradeConfig) bool {
+		r := apimeta.FindStatusCondition(c.Status.Conditions, meta.ReadyCondition)
+		return r != nil && r.Reason == v1alpha1.EventRegistryUnavailable
+	})
+	ready := apimeta.FindStatusCondition(c.Status.Conditions, meta.ReadyCondition)
+	if want := "listing the tags of " + repo + ": registry refused: the registry's address is not allowed by the manager (--registry-allow)"; ready.Message != want {
+		t.Errorf("Ready says %q", ready.Message)
+	}
+	s.waitEvent(10*time.Second, v1alpha1.EventRegistryUnavailable, "refused")
+	if n := s.countEvents(v1alpha1.EventRegistryUnavailable); n != 1 {
+		t.Errorf("%d RegistryUnavailable events, want 1", n)
+	}
+	if n := requests.Load(); n != 0 {
+		t.Errorf("the registry on loopback got %d requests", n)
+	}
 }

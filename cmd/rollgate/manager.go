@@ -70,7 +70,7 @@ func newManager(ctx context.Context, cfg *rest.Config, o options) (ctrl.Manager,
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
-	if err := controllers.Setup(ctx, mgr, o.Controllers, clock.RealClock{}, o.RegistryQPS); err != nil {
+	if err := controllers.Setup(ctx, mgr, o.Controllers, clock.RealClock{}, o.registry()); err != nil {
 		return nil, fmt.Errorf("setting up the controllers: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {

@@ -31,6 +31,7 @@ type options struct {
 	Concurrency             int
 	ReconcileTimeout        time.Duration
 	RegistryQPS             float64
+	RegistryAllow           registry.AddressPolicy
 	zap                     zap.Options
 }
 
@@ -67,10 +68,16 @@ func parseOptions(args []string) (options, error) {
 		"Longest a single reconcile may take before its context is cancelled; it is retried with backoff.")
 	fs.Float64Var(&o.RegistryQPS, "registry-qps", registry.DefaultRequestsPerSecond,
 		"Requests per second the manager makes to one registry host (a token bucket with a burst of as many).")
+	var registryAllow string
+	fs.StringVar(&registryAllow, "registry-allow", "",
+		"Comma-separated CIDRs, addresses or host names the manager may list tags from although they are "+
+			"loopback, link-local or a cloud metadata service, which are refused by default (e.g. 127.0.0.1 for a "+
+			"registry on the node's loopback).")
 	o.zap = zap.Options{Development: false}
 	o.zap.BindFlags(fs)
 
-	if err := fs.Parse(args); err != nil {
+	err := fs.Parse(args)
+	if err != nil {
 		return options{}, err
 	}
 	if fs.NArg() > 0 {
@@ -88,6 +95,9 @@ func parseOptions(args []string) (options, error) {
 	}
 	if o.RegistryQPS <= 0 {
 		return options{}, fmt.Errorf("--registry-qps must be positive, not %v", o.RegistryQPS)
+	}
+	if o.RegistryAllow, err = registry.ParseAllowList(splitList(registryAllow)); err != nil {
+		return options{}, fmt.Errorf("--registry-allow: %w", err)
 	}
 	if o.ReconcileTimeout <= 0 {
 		return options{}, fmt.Errorf("--reconcile-timeout must be positive, not %s", o.ReconcileTimeout)
@@ -122,4 +132,9 @@ func (o options) restConfig() (*rest.Config, error) {
 		return nil, fmt.Errorf("no Kubernetes client configuration (pass --kubeconfig or run in a cluster): %w", err)
 	}
 	return cfg, nil
+}
+
+// registry is how the manager lists tags: within the address policy, paced per host.
+func (o options) registry() registry.Remote {
+	return registry.Remote{Transport: o.RegistryAllow.Transport(), Limits: &registry.HostLimits{PerSecond: o.RegistryQPS}}
 }

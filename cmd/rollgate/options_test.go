@@ -1,6 +1,7 @@
 package main
 
 import (
+	"net/netip"
 	"slices"
 	"strings"
 	"testing"
@@ -39,6 +40,11 @@ func TestParseOptions(t *testing.T) {
 		{name: "no workers is refused", args: []string{"--concurrency=0"}, wantErr: "--concurrency must be at least 1"},
 		{name: "20 registry requests a second by default", args: nil, check: func(o options) bool { return o.RegistryQPS == 20 }},
 		{name: "no registry requests is refused", args: []string{"--registry-qps=0"}, wantErr: "--registry-qps must be positive"},
+		{name: "loopback registries are refused by default", args: nil,
+			check: func(o options) bool { return o.RegistryAllow.Refuses(netip.MustParseAddr("127.0.0.1")) }},
+		{name: "registry allow list", args: []string{"--registry-allow", "10.0.0.0/8, 127.0.0.1,localhost"},
+			check: func(o options) bool { return !o.RegistryAllow.Refuses(netip.MustParseAddr("127.0.0.1")) }},
+		{name: "a bad registry allow entry is refused", args: []string{"--registry-allow=http://x"}, wantErr: `--registry-allow: "http://x" is neither`},
 		{name: "renderer alone", args: []string{"--controllers=renderer"},
 			check: func(o options) bool { return slices.Equal(o.Controllers, []string{"renderer"}) }},
 		{name: "unknown controller", args: []string{"--controllers=rollout,magic"}, wantErr: `unknown controller "magic"`},

@@ -55,6 +55,7 @@ func TestAListingIsBounded(t *testing.T) {
 	}))
 	t.Cleanup(endlessBody.Close)
 
+	local := loopback(t).Transport
 	cases := []struct {
 		name   string
 		host   string
@@ -63,11 +64,11 @@ func TestAListingIsBounded(t *testing.T) {
 		wantSays string
 	}{
 		{name: "a registry that accepts and never answers times out", host: silent.Addr().String(),
-			remote: Remote{Timeout: time.Second}, wantSays: "registry unreachable (no answer in time)"},
+			remote: Remote{Timeout: time.Second, Transport: local}, wantSays: "registry unreachable (no answer in time)"},
 		{name: "a registry that pages for ever stops at the page cap", host: strings.TrimPrefix(endlessPages.URL, "http://"),
-			remote: Remote{MaxPages: 50}, wantSays: "registry listing stopped: more than 50 pages of tags"},
+			remote: Remote{MaxPages: 50, Transport: local}, wantSays: "registry listing stopped: more than 50 pages of tags"},
 		{name: "an endless tag list stops at the byte cap", host: strings.TrimPrefix(endlessBody.URL, "http://"),
-			remote: Remote{MaxBytes: 1 << 20}, wantSays: errTooLarge.Error()},
+			remote: Remote{MaxBytes: 1 << 20, Transport: local}, wantSays: errTooLarge.Error()},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"os"
 	"strconv"
+	"sync"
 	"syscall"
 	"time"
 
@@ -34,7 +35,7 @@ type TagLister interface {
 // answers, pages for ever or sends an endless body must cost its own config a failed listing, not
 // the manager a worker or its memory.
 type Remote struct {
-	// Transport carries the requests; nil means DefaultTransport().
+	// Transport carries the requests; nil means the transport of the zero AddressPolicy.
 	Transport http.RoundTripper
 	// PageSize asks the registry for this many tags a page; 0 leaves it to the registry.
 	PageSize int
@@ -55,15 +56,8 @@ const (
 	DefaultMaxBytes    = 16 << 20
 )
 
-// DefaultTransport is http.DefaultTransport with deadlines for connecting, for the TLS handshake
-// and for the response headers, which it lacks.
-func DefaultTransport() http.RoundTripper {
-	t := http.DefaultTransport.(*http.Transport).Clone()
-	t.DialContext = (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext
-	t.TLSHandshakeTimeout = 10 * time.Second
-	t.ResponseHeaderTimeout = 15 * time.Second
-	return t
-}
+// defaultTransport is built once, so that listings share its connections.
+var defaultTransport = sync.OnceValue(AddressPolicy{}.Transport)
 
 // ListTags lists every tag of repository. Failures are returned at once, without retries: the
 // Cache decides when to try again.
@@ -74,7 +68,7 @@ func (r Remote) ListTags(ctx context.Context, repository string, keychain authn.
 	}
 	base := r.Transport
 	if base == nil {
-		base = DefaultTransport()
+		base = defaultTransport()
 	}
 	if r.Limits != nil {
 		base = rateLimited{base: base, limits: r.Limits}
@@ -202,6 +196,10 @@ func unreachable(err error) string {
 	switch {
 	case errors.Is(err, errTooLarge):
 		return "listing stopped: " + errTooLarge.Error()
+	case errors.Is(err, errAddressRefused):
+		return "refused: " + errAddressRefused.Error()
+	case errors.Is(err, errRedirectRefused):
+		return "refused: " + errRedirectRefused.Error()
 	case errors.Is(err, context.DeadlineExceeded) || os.IsTimeout(err):
 		return "unreachable (no answer in time)"
 	case errors.As(err, &dns):

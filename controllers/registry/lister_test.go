@@ -70,7 +70,7 @@ func paginate(w http.ResponseWriter, r *http.Request, reg http.Handler) {
 func TestRemoteListsEveryPage(t *testing.T) {
 	want := []string{"1.0.0", "1.1.0", "1.2.0", "1.3.0", "latest"}
 	host, _ := testRegistry(t, want...)
-	got, err := Remote{PageSize: 2}.ListTags(context.Background(), host+"/demo/app", authn.DefaultKeychain)
+	got, err := Remote{PageSize: 2, Transport: loopback(t).Transport}.ListTags(context.Background(), host+"/demo/app", authn.DefaultKeychain)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -98,7 +98,7 @@ func TestRemoteClassifiesFailures(t *testing.T) {
 		t.Run(strconv.Itoa(tc.code), func(t *testing.T) {
 			host, answer := testRegistry(t, "1.0.0")
 			answer(tc.code, tc.header)
-			_, err := Remote{}.ListTags(context.Background(), host+"/demo/app", authn.DefaultKeychain)
+			_, err := loopback(t).ListTags(context.Background(), host+"/demo/app", authn.DefaultKeychain)
 			var re *Error
 			if !errors.As(err, &re) || re.StatusCode != tc.code || re.RetryAfter != tc.retryAfter || !strings.Contains(err.Error(), tc.says) {
 				t.Fatalf("error = %v (%+v), want status %d, retry after %s, saying %q", err, re, tc.code, tc.retryAfter, tc.says)
@@ -116,7 +116,7 @@ func TestRemoteUnreachable(t *testing.T) {
 	srv := httptest.NewServer(http.NotFoundHandler())
 	host := strings.TrimPrefix(srv.URL, "http://")
 	srv.Close() // nothing listens there any more
-	_, err := Remote{}.ListTags(context.Background(), host+"/demo/app", authn.DefaultKeychain)
+	_, err := loopback(t).ListTags(context.Background(), host+"/demo/app", authn.DefaultKeychain)
 	var re *Error
 	if !errors.As(err, &re) || re.StatusCode != 0 || err.Error() != "registry unreachable (connection refused)" {
 		t.Fatalf("error = %v, want only the kind of failure, not the address", err)

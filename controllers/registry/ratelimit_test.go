@@ -31,7 +31,8 @@ func TestRequestsToOneHostArePaced(t *testing.T) {
 	busyHost, quietHost := registry(&busy), registry(&quiet)
 	limits := &HostLimits{PerSecond: 0.5, Burst: 10}
 	limits.limiter(busyHost).ReserveN(time.Now(), 10) // the burst, spent by earlier listings
-	r := Remote{Limits: limits, Timeout: time.Second}
+	r := loopback(t)
+	r.Limits, r.Timeout = limits, time.Second
 	list := func(host string) error {
 		_, err := r.ListTags(context.Background(), host+"/demo/app", authn.DefaultKeychain)
 		return err

@@ -1,0 +1,144 @@
+package registry
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// AddressPolicy says which addresses the manager may connect to when it lists tags. Any tenant can
+// name any host in spec.image, and the manager runs inside the cluster's network: without a policy,
+// a config could make it ask the cloud metadata service or a port on the node's loopback and read
+// how they answer. The zero policy refuses loopback, link-local, unspecified and multicast
+// addresses and the cloud metadata services; everything else (public and private ranges, where
+// in-cluster registries live) is allowed. Allow lists the exceptions a cluster needs.
+//
+// The check is made on the address actually dialled, after name resolution, so a name that
+// resolves to a refused address is refused too. A registry is also not followed when it redirects
+// to another host. With an HTTP(S) proxy configured, the address checked is the proxy's.
+type AddressPolicy struct {
+	hosts    map[string]bool
+	prefixes []netip.Prefix
+}
+
+// metadataAddresses are the instance metadata services that are not link-local, which the zero
+// policy refuses as well: AWS over IPv6, Alibaba Cloud and Azure's wire server.
+var metadataAddresses = []netip.Addr{
+	netip.MustParseAddr("fd00:ec2::254"),
+	netip.MustParseAddr("100.100.100.200"),
+	netip.MustParseAddr("168.63.129.16"),
+}
+
+// ParseAllowList reads the manager's --registry-allow entries: a CIDR (10.0.0.0/8), an address
+// (127.0.0.1, ::1) or a host name (localhost, registry.local), which allows every address it
+// resolves to.
+func ParseAllowList(entries []string) (AddressPolicy, error) {
+	p := AddressPolicy{hosts: map[string]bool{}}
+	for _, e := range entries {
+		if pfx, err := netip.ParsePrefix(e); err == nil {
+			p.prefixes = append(p.prefixes, pfx.Masked())
+			continue
+		}
+		if addr, err := netip.ParseAddr(e); err == nil {
+			p.prefixes = append(p.prefixes, netip.PrefixFrom(addr.Unmap(), addr.Unmap().BitLen()))
+			continue
+		}
+		if !validHostName(e) {
+			return AddressPolicy{}, fmt.Errorf("%q is neither a CIDR, an address nor a host name", e)
+		}
+		p.hosts[strings.ToLower(e)] = true
+	}
+	return p, nil
+}
+
+func validHostName(s string) bool {
+	if s == "" || len(s) > 253 {
+		return false
+	}
+	for _, label := range strings.Split(s, ".") {
+		if label == "" || len(label) > 63 || strings.HasPrefix(label, "-") || strings.HasSuffix(label, "-") {
+			return false
+		}
+		for _, r := range label {
+			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// Refuses says whether the policy refuses to connect to addr.
+func (p AddressPolicy) Refuses(addr netip.Addr) bool {
+	addr = addr.Unmap()
+	for _, pfx := range p.prefixes {
+		if pfx.Contains(addr) {
+			return false
+		}
+	}
+	switch {
+	case addr.IsLoopback(), addr.IsLinkLocalUnicast(), addr.IsUnspecified(),
+		addr.IsMulticast(), addr.IsLinkLocalMulticast(), addr.IsInterfaceLocalMulticast():
+		return true
+	}
+	for _, m := range metadataAddresses {
+		if addr == m {
+			return true
+		}
+	}
+	return false
+}
+
+// Errors of the policy; classify turns them into a listing's reason.
+var (
+	errAddressRefused  = errors.New("the registry's address is not allowed by the manager (--registry-allow)")
+	errRedirectRefused = errors.New("the registry redirected to another host")
+)
+
+// allowedHostKey marks a request whose host the allow list names, for the dialler to see.
+type allowedHostKey struct{}
+
+// Transport is an HTTP transport that keeps to the policy, with deadlines for connecting, the TLS
+// handshake and the response headers (http.DefaultTransport has none for the headers).
+func (p AddressPolicy) Transport() http.RoundTripper {
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	d := &net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second,
+		ControlContext: func(ctx context.Context, _, address string, _ syscall.RawConn) error {
+			ap, err := netip.ParseAddrPort(address)
+			if err != nil {
+				return err
+			}
+			if allowed, _ := ctx.Value(allowedHostKey{}).(bool); !allowed && p.Refuses(ap.Addr()) {
+				return errAddressRefused
+			}
+			return nil
+		}}
+	t.DialContext = d.DialContext
+	t.TLSHandshakeTimeout = 10 * time.Second
+	t.ResponseHeaderTimeout = 15 * time.Second
+	return policed{base: t, hosts: p.hosts}
+}
+
+// policed refuses redirects to another host and tells the dialler which hosts the allow list names.
+// The dialler sees the request's context values (net/http keeps them for the dial).
+type policed struct {
+	base  http.RoundTripper
+	hosts map[string]bool
+}
+
+func (t policed) RoundTrip(req *http.Request) (*http.Response, error) {
+	// req.Response is set on a request that follows a redirect: the answer that redirected.
+	if prev := req.Response; prev != nil && prev.Request != nil && !strings.EqualFold(prev.Request.URL.Host, req.URL.Host) {
+		return nil, errRedirectRefused
+	}
+	if t.hosts[strings.ToLower(req.URL.Hostname())] {
+		req = req.WithContext(context.WithValue(req.Context(), allowedHostKey{}, true))
+	}
+	return t.base.RoundTrip(req)
+}
