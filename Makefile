@@ -76,7 +76,7 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code.
 .PHONY: manifests
 manifests: $(CONTROLLER_GEN) ## Regenerate CRDs, RBAC and the PrometheusRule into config/.
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
-	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./... output:rbac:artifacts:config=config/rbac
+	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./... output:rbac:artifacts:config=config/rbac/manager
 	go run ./hack/prometheusrule config/prometheus/rollgate.rules.yaml config/prometheus/prometheusrule.yaml
 
 .PHONY: verify-generated
@@ -88,7 +88,7 @@ verify-generated: $(CONTROLLER_GEN) ## Fail when deepcopy, CRDs, RBAC or the Pro
 	go run ./hack/prometheusrule config/prometheus/rollgate.rules.yaml $$tmp/prometheusrule.yaml; \
 	diff -u api/v1alpha1/zz_generated.deepcopy.go $$tmp/api/zz_generated.deepcopy.go && \
 	diff -ru config/crd/bases $$tmp/crd && \
-	diff -u config/rbac/role.yaml $$tmp/rbac/role.yaml && \
+	diff -u config/rbac/manager/role.yaml $$tmp/rbac/role.yaml && \
 	diff -u config/prometheus/prometheusrule.yaml $$tmp/prometheusrule.yaml || \
 	{ echo "error: generated files are stale; run 'make generate manifests' and commit the result" >&2; exit 1; }
 

@@ -43,19 +43,30 @@ func TestCRDsInstallAndSamplesAreAccepted(t *testing.T) {
 	}
 }
 
-func TestDefaultKustomizationPassesServerDryRun(t *testing.T) {
+func TestInstallsPassServerDryRun(t *testing.T) {
 	// Server-side dry run checks every object against the API server's schemas and admission, but
-	// it cannot create the namespace it would put them in; create that first.
-	ensureNamespace(t, "rollgate-system")
-	out := mustKubectl(t, "apply", "-k", "config/default", "--dry-run=server")
-	for _, want := range []string{
-		"deployment.apps/rollgate-controller-manager",
-		"clusterrole.rbac.authorization.k8s.io/rollgate-manager-role",
-		"service/rollgate-controller-manager-metrics",
-		"customresourcedefinition.apiextensions.k8s.io/rollingupgradeconfigs.rollgate.dev",
-	} {
-		if !strings.Contains(out, want) {
-			t.Errorf("dry run did not include %s:\n%s", want, out)
+	// it cannot create the namespaces it would put them in; create those first.
+	for _, ns := range []string{"rollgate-system", "team-a", "team-b"} {
+		ensureNamespace(t, ns)
+	}
+	for _, in := range installs {
+		out := mustKubectl(t, "apply", "-k", in.dir, "--dry-run=server")
+		want := []string{
+			"deployment.apps/rollgate-controller-manager",
+			"service/rollgate-controller-manager-metrics",
+			"customresourcedefinition.apiextensions.k8s.io/rollingupgradeconfigs.rollgate.dev",
+			"clusterrole.rbac.authorization.k8s.io/rollgate-manager-role",
+		}
+		if in.namespaced {
+			want[3] = "role.rbac.authorization.k8s.io/rollgate-manager-role"
+			if strings.Contains(out, "clusterrole.rbac.authorization.k8s.io/rollgate-manager-role") {
+				t.Errorf("%s: the namespaced install has the cluster-wide role:\n%s", in.dir, out)
+			}
+		}
+		for _, w := range want {
+			if !strings.Contains(out, w) {
+				t.Errorf("%s: dry run did not include %s:\n%s", in.dir, w, out)
+			}
 		}
 	}
 }

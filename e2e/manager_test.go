@@ -27,6 +27,7 @@ type manager struct {
 	metrics string // host:port
 	probes  string // host:port
 	exited  chan error
+	log     string // the file its stdout and stderr go to
 }
 
 // startManager runs bin/rollgate against the cluster on free loopback ports and stops it when the
@@ -51,7 +52,7 @@ func startManagerOn(t *testing.T, metricsAddr string, extra ...string) *manager 
 	if err != nil {
 		t.Fatal(err)
 	}
-	m.cmd.Stdout, m.cmd.Stderr = log, log
+	m.cmd.Stdout, m.cmd.Stderr, m.log = log, log, log.Name()
 	if err := m.cmd.Start(); err != nil {
 		t.Fatal(err)
 	}

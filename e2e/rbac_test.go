@@ -1,0 +1,320 @@
+//go:build e2e
+
+package e2e
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	authorizationv1 "k8s.io/api/authorization/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/rand"
+	"k8s.io/client-go/tools/clientcmd"
+	"k8s.io/utils/ptr"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/yaml"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+)
+
+// The manager's identity in both installs.
+const (
+	managerNamespace = "rollgate-system"
+	managerAccount   = "system:serviceaccount:" + managerNamespace + ":rollgate-controller-manager"
+)
+
+// install is one way to deploy rollgate, as the README and docs/operations.md describe it.
+type install struct {
+	name string
+	dir  string
+	// namespaced: the kustomization's example namespaces, which the test replaces with its own.
+	namespaced bool
+}
+
+var installs = []install{{name: "cluster-wide", dir: "config/default"}, {name: "namespaced", dir: "config/namespaced", namespaced: true}}
+
+// The manager runs as its ServiceAccount, with nothing but the RBAC an install ships, through a
+// registry rollout with pull secrets, a Deployment rollback and a StatefulSet rollback: not one
+// request is forbidden. What the service account may do is then asked of the API server and must
+// be the table in docs/operations.md.
+func TestScenarioLeastPrivilege(t *testing.T) {
+	installCRDs(t)
+	ensureNamespace(t, managerNamespace)
+	// What the API server answers, by install: one column a namespace asked.
+	columns := map[string][][]string{}
+	for _, in := range installs {
+		t.Run(in.name, func(t *testing.T) {
+			watched, other := newNamespace(t, "rbac"), newNamespace(t, "rbac-other")
+			args := applyRBAC(t, in, watched, other)
+			m := startManager(t, append(args, "--kubeconfig", impersonating(t, managerAccount),
+				"--leader-elect", "--leader-election-namespace", managerNamespace, "--leader-election-id", "rbac-"+rand.String(5),
+				allowLoopbackRegistries)...)
+			rolloutsAsTheManager(t, watched)
+			if n := forbiddenRequests(t, m); n != 0 {
+				t.Errorf("the manager made %d requests that were forbidden", n)
+			}
+			if log, _ := os.ReadFile(m.log); strings.Contains(strings.ToLower(string(log)), "forbidden") {
+				t.Errorf("the manager's log mentions forbidden requests:\n%s", log)
+			}
+			columns[in.name] = [][]string{canI(t, watched)}
+			if in.namespaced {
+				elsewhere := canI(t, "kube-system")
+				for i, allowed := range elsewhere {
+					if allowed == "yes" && !rbacRows[i].anyNamespace {
+						t.Errorf("the namespaced install may %s in kube-system", rbacRows[i])
+					}
+				}
+				columns[in.name] = append(columns[in.name], elsewhere)
+			}
+		})
+	}
+	if t.Failed() {
+		return
+	}
+	var b strings.Builder
+	b.WriteString("| the manager may | cluster-wide, any namespace | namespaced, a watched namespace | namespaced, elsewhere (kube-system) |\n|---|---|---|---|\n")
+	for i, r := range rbacRows {
+		fmt.Fprintf(&b, "| %s | %s | %s | %s |\n", r, columns["cluster-wide"][0][i], columns["namespaced"][0][i], columns["namespaced"][1][i])
+	}
+	docs, err := os.ReadFile(filepath.Join(repoRoot, "docs", "operations.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(docs), b.String()) {
+		t.Errorf("docs/operations.md does not have the table the API server answers:\n%s", b.String())
+	}
+}
+
+// applyRBAC applies the service account and every role and binding of an install (not the
+// manager's Deployment: the test runs the binary itself) and returns the manager flags of the
+// install's Deployment that decide what it watches.
+func applyRBAC(t *testing.T, in install, watched, other string) []string {
+	t.Helper()
+	rendered := mustKubectl(t, "kustomize", filepath.Join(repoRoot, in.dir))
+	if in.namespaced {
+		rendered = strings.NewReplacer("team-a", watched, "team-b", other).Replace(rendered)
+	}
+	var keep []string
+	var args []string
+	for _, doc := range strings.Split(rendered, "\n---\n") {
+		var head struct {
+			Kind string `json:"kind"`
+		}
+		if err := yaml.Unmarshal([]byte(doc), &head); err != nil {
+			t.Fatal(err)
+		}
+		switch head.Kind {
+		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+			keep = append(keep, doc)
+		case "Deployment":
+			var d appsv1.Deployment
+			if err := yaml.Unmarshal([]byte(doc), &d); err != nil {
+				t.Fatal(err)
+			}
+			for _, a := range d.Spec.Template.Spec.Containers[0].Args {
+				if strings.HasPrefix(a, "--namespace=") {
+					args = append(args, a)
+				}
+			}
+		}
+	}
+	file := filepath.Join(t.TempDir(), "rbac.yaml")
+	if err := os.WriteFile(file, []byte(strings.Join(keep, "\n---\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustKubectl(t, "apply", "-f", file)
+	t.Cleanup(func() { _, _ = kubectl(t, "delete", "--ignore-not-found", "--wait=false", "-f", file) })
+	if in.namespaced && (len(args) != 1 || args[0] != "--namespace="+watched+","+other) {
+		t.Fatalf("the namespaced install's manager flags are %v, want --namespace naming its Roles' namespaces", args)
+	}
+	return args
+}
+
+// impersonating is the test's kubeconfig acting as user: what the manager would be in the cluster.
+func impersonating(t *testing.T, user string) string {
+	t.Helper()
+	cfg, err := clientcmd.LoadFromFile(kubeconfig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, a := range cfg.AuthInfos {
+		a.Impersonate = user
+	}
+	file := filepath.Join(t.TempDir(), "impersonating.kubeconfig")
+	if err := clientcmd.WriteToFile(*cfg, file); err != nil {
+		t.Fatal(err)
+	}
+	return file
+}
+
+// rolloutsAsTheManager: a registry rollout read with pull secrets, a Deployment rollback and a
+// StatefulSet rollback (which deletes its stuck pod), all at once in one namespace.
+func rolloutsAsTheManager(t *testing.T, ns string) {
+	t.Helper()
+	host := startRegistry(t, "1.0.0", "1.1.0")
+	repo := host + "/demo/app"
+	neverReady(t, img("1.1.0"))
+	pull := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "pull", Namespace: ns}, Type: corev1.SecretTypeDockerConfigJson,
+		Data: map[string][]byte{corev1.DockerConfigJsonKey: []byte(`{"auths":{"` + host + `":{"auth":"dXNlcjpwYXNz"}}}`)}}
+	web := deployment(ns, "web", repo+":1.0.0", 1)
+	web.Spec.Template.Spec.ImagePullSecrets = []corev1.LocalObjectReference{{Name: "pull"}}
+	labels := map[string]string{"app": "db"}
+	db := &appsv1.StatefulSet{
+		ObjectMeta: metav1.ObjectMeta{Name: "db", Namespace: ns},
+		Spec: appsv1.StatefulSetSpec{
+			Replicas: ptr.To[int32](2), ServiceName: "db", PodManagementPolicy: appsv1.OrderedReadyPodManagement,
+			Selector: &metav1.LabelSelector{MatchLabels: labels},
+			Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+				Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "db", Image: img("1.0.0")}}}},
+		},
+	}
+	named := func(name string, kind v1alpha1.WorkloadKind, mods ...func(*v1alpha1.RollingUpgradeConfig)) *v1alpha1.RollingUpgradeConfig {
+		return config(append([]func(*v1alpha1.RollingUpgradeConfig){func(c *v1alpha1.RollingUpgradeConfig) {
+			c.Name, c.Namespace = name, ns
+			c.Spec.TargetRef = v1alpha1.WorkloadReference{Kind: kind, Name: name}
+			c.Spec.Sources[0].ApplicationVersion.Name = name
+		}}, mods...)...)
+	}
+	version := func(name string) *v1alpha1.ApplicationVersion {
+		av := appVersion("1.0.0")
+		av.Name, av.Namespace = name, ns
+		return av
+	}
+	for _, o := range []client.Object{pull, web, deployment(ns, "api", img("1.0.0"), 1), db, version("api"), version("db"),
+		named("web", v1alpha1.KindDeployment, func(c *v1alpha1.RollingUpgradeConfig) {
+			c.Spec.Image = repo
+			c.Spec.Sources = []v1alpha1.VersionSource{{Registry: &v1alpha1.RegistrySource{Interval: &metav1.Duration{Duration: time.Minute}}}}
+		}),
+		named("api", v1alpha1.KindDeployment), named("db", v1alpha1.KindStatefulSet)} {
+		if err := k8s.Create(context.Background(), o); err != nil {
+			t.Fatalf("creating %s: %v", o.GetName(), err)
+		}
+	}
+	for _, name := range []string{"api", "db"} {
+		waitNamed(t, ns, name, 2*time.Minute, "the running version is recorded", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.0.0" })
+		announceNamed(t, ns, name, "1.1.0")
+	}
+	waitNamed(t, ns, "web", 2*time.Minute, "1.1.0 rolled out", func(c *v1alpha1.RollingUpgradeConfig) bool {
+		return c.Status.Phase == v1alpha1.PhaseCompleted && c.Status.CurrentVersion == "1.1.0"
+	})
+	for _, name := range []string{"api", "db"} {
+		waitNamed(t, ns, name, 3*time.Minute, "1.1.0 rolled back", func(c *v1alpha1.RollingUpgradeConfig) bool {
+			return c.Status.Phase == v1alpha1.PhaseIdle && c.Annotations[v1alpha1.UpdatePhaseAnnotation] == "" &&
+				strings.Join(c.Status.FailedVersions, ",") == "1.1.0"
+		})
+	}
+}
+
+// forbiddenRequests is the manager's own count of answers 403 (client-go's rest_client_requests_total).
+func forbiddenRequests(t *testing.T, m *manager) int {
+	t.Helper()
+	code, body, err := get(context.Background(), "http://"+m.metrics+"/metrics", "")
+	if err != nil || code != 200 {
+		t.Fatalf("scraping the manager: %d %v", code, err)
+	}
+	n, requests := 0, 0
+	sc := bufio.NewScanner(strings.NewReader(body))
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "rest_client_requests_total{") {
+			continue
+		}
+		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		requests += int(v)
+		if strings.Contains(line, `code="403"`) {
+			n += int(v)
+		}
+	}
+	if requests == 0 {
+		t.Fatal("the manager's metrics count no API requests")
+	}
+	return n
+}
+
+// rbacRow is one thing the manager may or may not do; resources not named by a row are denied to it
+// anyway, since no rule names them.
+type rbacRow struct {
+	verb, group, resource, subresource string
+	// namespace, when set, is where the row is asked instead of the column's namespace.
+	namespace string
+	// anyNamespace: the namespaced install may do it outside the watched namespaces (its lease).
+	anyNamespace bool
+}
+
+func (r rbacRow) String() string {
+	s := "`" + r.verb + " " + r.resource
+	if r.subresource != "" {
+		s += "/" + r.subresource
+	}
+	if r.group != "" {
+		s += "." + r.group
+	}
+	s += "`"
+	if r.namespace != "" {
+		s += " in " + r.namespace
+	}
+	return s
+}
+
+var rbacRows = []rbacRow{
+	{verb: "watch", group: "rollgate.dev", resource: "rollingupgradeconfigs"},
+	{verb: "update", group: "rollgate.dev", resource: "rollingupgradeconfigs"},
+	{verb: "update", group: "rollgate.dev", resource: "rollingupgradeconfigs", subresource: "status"},
+	{verb: "delete", group: "rollgate.dev", resource: "rollingupgradeconfigs"},
+	{verb: "watch", group: "rollgate.dev", resource: "applicationversions"},
+	{verb: "update", group: "rollgate.dev", resource: "applicationversions", subresource: "status"},
+	{verb: "update", group: "rollgate.dev", resource: "applicationversions"},
+	{verb: "watch", group: "apps", resource: "deployments"},
+	{verb: "patch", group: "apps", resource: "deployments"},
+	{verb: "patch", group: "apps", resource: "statefulsets"},
+	{verb: "delete", group: "apps", resource: "deployments"},
+	{verb: "create", group: "apps", resource: "deployments"},
+	{verb: "list", resource: "pods"},
+	{verb: "delete", resource: "pods"},
+	{verb: "watch", resource: "pods"},
+	{verb: "create", resource: "pods"},
+	{verb: "get", resource: "secrets"},
+	{verb: "list", resource: "secrets"},
+	{verb: "get", resource: "serviceaccounts"},
+	{verb: "create", resource: "serviceaccounts", subresource: "token"},
+	{verb: "watch", resource: "configmaps"},
+	{verb: "update", resource: "configmaps"},
+	{verb: "create", group: "events.k8s.io", resource: "events"},
+	{verb: "update", group: "coordination.k8s.io", resource: "leases", namespace: managerNamespace, anyNamespace: true},
+	{verb: "update", group: "coordination.k8s.io", resource: "leases"},
+}
+
+// canI asks the API server, row by row, whether the manager's service account may do it in ns.
+func canI(t *testing.T, ns string) []string {
+	t.Helper()
+	out := make([]string, len(rbacRows))
+	for i, r := range rbacRows {
+		where := ns
+		if r.namespace != "" {
+			where = r.namespace
+		}
+		sar := &authorizationv1.SubjectAccessReview{Spec: authorizationv1.SubjectAccessReviewSpec{
+			User:   managerAccount,
+			Groups: []string{"system:serviceaccounts", "system:serviceaccounts:" + managerNamespace, "system:authenticated"},
+			ResourceAttributes: &authorizationv1.ResourceAttributes{Namespace: where, Verb: r.verb, Group: r.group,
+				Resource: r.resource, Subresource: r.subresource},
+		}}
+		if err := k8s.Create(context.Background(), sar); err != nil {
+			t.Fatal(err)
+		}
+		out[i] = map[bool]string{true: "yes", false: "no"}[sar.Status.Allowed]
+	}
+	return out
+}
