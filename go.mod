@@ -2,6 +2,8 @@ module github.com/rollgate/rollgate
 
 go 1.26.7
 
+toolchain go1.27.3
+
 require (
 	github.com/Masterminds/semver/v3 v3.5.0
 	github.com/fluxcd/pkg/apis/meta v1.33.0

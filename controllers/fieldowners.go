@@ -26,7 +26,7 @@ func imageOwners(fields []metav1.ManagedFieldsEntry, container string) ([]string
 			continue
 		}
 		var tree map[string]any
-		if err := json.Unmarshal(e.FieldsV1.Raw, &tree); err != nil {
+		if err := json.Unmarshal(e.FieldsV1.GetRawBytes(), &tree); err != nil {
 			return nil, fmt.Errorf("managedFields of %s: %w", e.Manager, err)
 		}
 		if has(tree, "f:spec", "f:template", "f:spec", "f:containers", key, "f:image") && !slices.Contains(owners, e.Manager) {

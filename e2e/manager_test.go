@@ -67,6 +67,15 @@ func startManagerOn(t *testing.T, metricsAddr string, extra ...string) *manager 
 	return m
 }
 
+// kill SIGKILLs the manager and waits until it is gone; its exit error is the kill's own.
+func (m *manager) kill(t *testing.T) {
+	t.Helper()
+	if err := m.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	_ = <-m.exited
+}
+
 func freeAddr(t *testing.T) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")

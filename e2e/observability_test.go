@@ -79,8 +79,7 @@ func TestObservabilityOnARealPrometheus(t *testing.T) {
 
 	// A restart: Prometheus sees the target down, then the new process, whose gauges are rebuilt
 	// from the configs' status and whose counters start again at zero.
-	_ = m.cmd.Process.Kill()
-	<-m.exited
+	m.kill(t)
 	prom.waitQuery(t, `up{job="rollgate"}`, func(v float64) bool { return v == 0 })
 	startManagerOn(t, metricsAddr, managerArgs...)
 	prom.waitQuery(t, `up{job="rollgate"}`, func(v float64) bool { return v == 1 })

@@ -6,7 +6,6 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -50,10 +49,7 @@ func (s *scenario) start(extra ...string) *manager {
 // kill SIGKILLs the scenario's manager and waits until it is gone.
 func (s *scenario) kill() {
 	s.t.Helper()
-	if err := s.manager.cmd.Process.Signal(syscall.SIGKILL); err != nil {
-		s.t.Fatal(err)
-	}
-	<-s.manager.exited
+	s.manager.kill(s.t)
 }
 
 func (s *scenario) create(objs ...client.Object) {

@@ -20,7 +20,9 @@ command -v go >/dev/null || { echo "error: go is not on PATH; install Go 1.26 or
 
 mkdir -p "$CACHE/src"
 CACHE=$(cd "$CACHE" && pwd)
-export GOFLAGS=-mod=mod GOWORK=off
+# The control plane is test infrastructure, cached by version: it is built with the installed Go,
+# with which these versions are known to build, not with the toolchain the Makefile picks for rollgate.
+export GOFLAGS=-mod=mod GOWORK=off GOTOOLCHAIN=local
 
 log() { printf '==> %s\n' "$*" >&2; }
 

@@ -10,8 +10,8 @@ need go   "install Go 1.26.7 or newer (https://go.dev/doc/install) and put it on
 need git  "install git (Debian: apt-get install -y git)"
 need curl "install curl (Debian: apt-get install -y curl)"
 
-# go.mod says go 1.26.7 (a dependency needs it); older Go refuses the module or, with the default
-# GOTOOLCHAIN=auto, downloads 1.26.7 from the module proxy.
+# The control plane is built with the installed Go, which must be 1.26.7 or newer; rollgate itself is
+# built with the Go release the Makefile names (GO_VERSION), which the go command fetches.
 ver=$(cd / && GOTOOLCHAIN=local go env GOVERSION | sed 's/^go//')
 IFS=. read -r major minor patch <<<"$ver.0.0"
 if [ "$major" -lt 1 ] || { [ "$major" -eq 1 ] && { [ "$minor" -lt 26 ] || { [ "$minor" -eq 26 ] && [ "${patch%%[!0-9]*}" -lt 7 ]; }; }; }; then

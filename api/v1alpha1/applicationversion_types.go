@@ -70,7 +70,3 @@ type ApplicationVersionList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []ApplicationVersion `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&ApplicationVersion{}, &ApplicationVersionList{})
-}

@@ -6,8 +6,9 @@
 package v1alpha1
 
 import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/runtime/schema"
-	"sigs.k8s.io/controller-runtime/pkg/scheme"
 )
 
 var (
@@ -15,7 +16,12 @@ var (
 	GroupVersion = schema.GroupVersion{Group: "rollgate.dev", Version: "v1alpha1"}
 
 	// SchemeBuilder registers the rollgate types with a runtime.Scheme.
-	SchemeBuilder = &scheme.Builder{GroupVersion: GroupVersion}
+	SchemeBuilder = runtime.NewSchemeBuilder(func(s *runtime.Scheme) error {
+		s.AddKnownTypes(GroupVersion, &RollingUpgradeConfig{}, &RollingUpgradeConfigList{},
+			&ApplicationVersion{}, &ApplicationVersionList{})
+		metav1.AddToGroupVersion(s, GroupVersion)
+		return nil
+	})
 
 	// AddToScheme adds the rollgate types to a scheme.
 	AddToScheme = SchemeBuilder.AddToScheme

@@ -399,7 +399,3 @@ type RollingUpgradeConfigList struct {
 	metav1.ListMeta `json:"metadata,omitempty"`
 	Items           []RollingUpgradeConfig `json:"items"`
 }
-
-func init() {
-	SchemeBuilder.Register(&RollingUpgradeConfig{}, &RollingUpgradeConfigList{})
-}

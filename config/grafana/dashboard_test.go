@@ -14,10 +14,11 @@ import (
 )
 
 // decode reads a dashboard strictly with the Grafana schema types: a field Grafana does not know,
-// a missing required one or a wrong type is an error, as are the panels' plugin options.
-func decode(raw []byte) (*dashboard.Dashboard, error) {
+// a missing required one or a wrong type is an error, as are the panels' plugin options. The file is
+// in the classic dashboard JSON model, which these types describe (the v2 types are another model).
+func decode(raw []byte) (*dashboard.Dashboard, error) { //nolint:staticcheck // the classic model, on purpose
 	plugins.RegisterDefaultPlugins()
-	var d dashboard.Dashboard
+	var d dashboard.Dashboard //nolint:staticcheck // the classic model, on purpose
 	if err := noErrors(d.UnmarshalJSONStrict(raw)); err != nil {
 		return nil, err
 	}
