@@ -3,12 +3,11 @@
 package e2e
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -43,8 +42,8 @@ type install struct {
 var installs = []install{{name: "cluster-wide", dir: "config/default"}, {name: "namespaced", dir: "config/namespaced", namespaced: true}}
 
 // The manager runs as its ServiceAccount, with nothing but the RBAC an install ships, through a
-// registry rollout with pull secrets, a Deployment rollback and a StatefulSet rollback: not one
-// request is forbidden. What the service account may do is then asked of the API server and must
+// registry rollout with pull secrets, a Deployment rollback and a StatefulSet rollback: RBAC denies
+// not one request. What the service account may do is then asked of the API server and must
 // be the table in docs/operations.md.
 func TestScenarioLeastPrivilege(t *testing.T) {
 	installCRDs(t)
@@ -59,11 +58,8 @@ func TestScenarioLeastPrivilege(t *testing.T) {
 				"--leader-elect", "--leader-election-namespace", managerNamespace, "--leader-election-id", "rbac-"+rand.String(5),
 				allowLoopbackRegistries)...)
 			rolloutsAsTheManager(t, watched)
-			if n := forbiddenRequests(t, m); n != 0 {
-				t.Errorf("the manager made %d requests that were forbidden", n)
-			}
-			if log, _ := os.ReadFile(m.log); strings.Contains(strings.ToLower(string(log)), "forbidden") {
-				t.Errorf("the manager's log mentions forbidden requests:\n%s", log)
+			if denied := rbacDenials(t, m); len(denied) > 0 {
+				t.Errorf("the manager was denied %d requests by RBAC:\n%s", len(denied), strings.Join(denied, "\n"))
 			}
 			columns[in.name] = [][]string{canI(t, watched)}
 			if in.namespaced {
@@ -214,33 +210,17 @@ func rolloutsAsTheManager(t *testing.T, ns string) {
 	}
 }
 
-// forbiddenRequests is the manager's own count of answers 403 (client-go's rest_client_requests_total).
-func forbiddenRequests(t *testing.T, m *manager) int {
+// rbacDenials are the manager's log lines that report a request RBAC denied ("User … cannot list
+// resource …"): informers, reconcilers, the event sink and leader election all log theirs. Other
+// answers 403 are not RBAC's: a cluster-wide manager also finishes the configs of namespaces that
+// earlier tests left terminating, where no new event may be created.
+func rbacDenials(t *testing.T, m *manager) []string {
 	t.Helper()
-	code, body, err := get(context.Background(), "http://"+m.metrics+"/metrics", "")
-	if err != nil || code != 200 {
-		t.Fatalf("scraping the manager: %d %v", code, err)
+	log, err := os.ReadFile(m.log)
+	if err != nil {
+		t.Fatal(err)
 	}
-	n, requests := 0, 0
-	sc := bufio.NewScanner(strings.NewReader(body))
-	for sc.Scan() {
-		line := sc.Text()
-		if !strings.HasPrefix(line, "rest_client_requests_total{") {
-			continue
-		}
-		v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-		if err != nil {
-			t.Fatal(err)
-		}
-		requests += int(v)
-		if strings.Contains(line, `code="403"`) {
-			n += int(v)
-		}
-	}
-	if requests == 0 {
-		t.Fatal("the manager's metrics count no API requests")
-	}
-	return n
+	return regexp.MustCompile(`(?m)^.*cannot \w+ resource .*$`).FindAllString(string(log), -1)
 }
 
 // rbacRow is one thing the manager may or may not do; resources not named by a row are denied to it

@@ -68,7 +68,7 @@ up() {
     if exists; then log "cluster $CLUSTER is not healthy (crashed or half-started): recreating it"; fi
     down
     log "creating cluster $CLUSTER (kube $KUBE_VERSION, etcd $ETCD_VERSION, kwok $KWOK_VERSION)"
-    kwokctl create cluster \
+    kwokctl --config "$here/kwokctl.yaml" create cluster \
       --runtime binary \
       --etcd-binary "$ETCD_BIN/etcd" \
       --kube-apiserver-binary "$KUBE_BIN/kube-apiserver" \
@@ -111,10 +111,29 @@ ready_delay() {
   log "pod ready delay: ${ms}ms"
 }
 
+# restart COMPONENT SECONDS: SIGKILL one process of the control plane (etcd, kube-apiserver, ...),
+# leave it down SECONDS, then start it again with its own command line, as a supervisor would.
+restart() {
+  local name=${1:?usage: cluster.sh restart COMPONENT SECONDS} secs=${2:?usage: cluster.sh restart COMPONENT SECONDS}
+  local pidfile="$clusterdir/pids/$name.pid" pid cwd
+  pid=$(cat "$pidfile" 2>/dev/null) && [ -r "/proc/$pid/cmdline" ] ||
+    { echo "error: cluster $CLUSTER has no running $name" >&2; exit 1; }
+  local -a cmd
+  mapfile -d '' -t cmd <"/proc/$pid/cmdline"
+  cwd=$(readlink "/proc/$pid/cwd")
+  kill -9 "$pid"
+  for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  log "$name killed; starting it again in ${secs}s"
+  sleep "$secs"
+  (cd "$cwd" && setsid "${cmd[@]}" >>"$clusterdir/logs/$name.log" 2>&1 </dev/null & echo $! >"$pidfile")
+  log "$name started again"
+}
+
 case "${1:-}" in
   up) up ;;
   down) down ;;
   never-ready) shift; never_ready "$@" ;;
   ready-delay) shift; ready_delay "$@" ;;
-  *) echo "usage: $0 up|down|never-ready IMAGE...|ready-delay MS" >&2; exit 2 ;;
+  restart) shift; restart "$@" ;;
+  *) echo "usage: $0 up|down|never-ready IMAGE...|ready-delay MS|restart COMPONENT SECONDS" >&2; exit 2 ;;
 esac
