@@ -12,10 +12,12 @@ import (
 	"runtime"
 	"testing"
 
+	"github.com/go-logr/logr"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	ctrllog "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
 )
@@ -51,6 +53,7 @@ func setup() error {
 			return fmt.Errorf("%s: %w", name, err)
 		}
 	}
+	ctrllog.SetLogger(logr.Discard()) // the tests' own clients log nothing; the manager's log is kept
 	var err error
 	if restConfig, err = clientcmd.BuildConfigFromFlags("", kubeconfig); err != nil {
 		return err

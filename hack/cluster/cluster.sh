@@ -125,7 +125,8 @@ restart() {
   for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
   log "$name killed; starting it again in ${secs}s"
   sleep "$secs"
-  (cd "$cwd" && setsid "${cmd[@]}" >>"$clusterdir/logs/$name.log" 2>&1 </dev/null & echo $! >"$pidfile")
+  (cd "$cwd" && exec setsid "${cmd[@]}" >>"$clusterdir/logs/$name.log" 2>&1 </dev/null) &
+  echo $! >"$pidfile"
   log "$name started again"
 }
 
