@@ -43,7 +43,8 @@ ETCD_BIN   := $(CACHE)/etcd-$(ETCD_VERSION)
 KWOK_BIN   := $(CACHE)/kwok-$(KWOK_VERSION)
 KUBECTL    := $(KUBE_BIN)/kubectl
 CONTROLLER_GEN := $(BIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
-GOLANGCI_LINT := $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)
+# golangci-lint must be built with a Go at least as new as the code it reads.
+GOLANGCI_LINT := $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)-go$(GO_VERSION)
 GOVULNCHECK := $(BIN)/govulncheck-$(GOVULNCHECK_VERSION)
 VULNDB     := $(CACHE)/vulndb-$(VULNDB_VERSION)
 RENOVATE_DIR := $(CACHE)/renovate-$(RENOVATE_VERSION)
@@ -187,6 +188,7 @@ $(GOVULNCHECK):
 # The database in govulncheck's layout, indexed from the module's OSV files by vulndb's own indexdb.
 $(VULNDB):
 	osv=$$(cd / && go mod download -json golang.org/x/vulndb@$(VULNDB_VERSION) | sed -n 's/.*"Dir": "\(.*\)".*/\1/p')/data/osv; \
+	[ -d "$$osv" ] || { echo "error: no OSV files in golang.org/x/vulndb@$(VULNDB_VERSION)" >&2; exit 1; }; \
 	rm -rf $@.tmp && cd / && go run golang.org/x/vulndb/cmd/indexdb@$(VULNDB_VERSION) -vulns "$$osv" -out $@.tmp && mv $@.tmp $@
 
 ##@ Tests

@@ -5,6 +5,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -49,16 +51,51 @@ func (s *scenario) rolloutInHealthCheck(start func()) {
 // completedOnce waits until 1.1.0 is Completed and checks that it was recorded and announced once.
 func (s *scenario) completedOnce(timeout time.Duration) *v1alpha1.RollingUpgradeConfig {
 	s.t.Helper()
-	c := s.waitPhase(timeout, v1alpha1.PhaseCompleted)
-	if len(c.Status.VersionHistory) != 1 || c.Status.CurrentVersion != "1.1.0" || c.Status.VersionHistory[0].Status != v1alpha1.ResultHealthy {
-		s.t.Errorf("after the rollout: %s, history %+v", describeConfig(c), c.Status.VersionHistory)
+	return s.completed("1.1.0", 1, timeout)
+}
+
+// completed waits until version is Completed as the config's nth rollout, and checks that each of
+// the n was recorded and announced once.
+func (s *scenario) completed(version string, n int, timeout time.Duration) *v1alpha1.RollingUpgradeConfig {
+	s.t.Helper()
+	c := s.waitConfig(timeout, version+" completed", func(c *v1alpha1.RollingUpgradeConfig) bool {
+		return inPhase(c, v1alpha1.PhaseCompleted) && c.Status.CurrentVersion == version
+	})
+	// Events are sent after their write, asynchronously.
+	eventually(s.t, 30*time.Second, "UpdateComplete events", func(context.Context) (bool, string, error) {
+		return s.countEvents("UpdateComplete") >= n, "", nil
+	})
+	h := c.Status.VersionHistory
+	if len(h) != n || h[n-1].Version != version || h[n-1].Status != v1alpha1.ResultHealthy {
+		s.t.Errorf("after the rollout: %s, history %+v", describeConfig(c), h)
 	}
 	for _, reason := range []string{"UpdateStarting", "UpdateComplete"} {
-		if n := s.countEvents(reason); n != 1 {
-			s.t.Errorf("%d %s events, want 1", n, reason)
+		if got := s.countEvents(reason); got != n {
+			s.t.Errorf("%d %s events, want %d", got, reason, n)
 		}
 	}
 	return c
+}
+
+// requestsAnswered is how many of the manager's API requests were answered with code, by its own
+// count (client-go's rest_client_requests_total).
+func requestsAnswered(t *testing.T, m *manager, code int) int {
+	t.Helper()
+	_, body, err := get(context.Background(), "http://"+m.metrics+"/metrics", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, line := range strings.Split(body, "\n") {
+		if strings.HasPrefix(line, "rest_client_requests_total{") && strings.Contains(line, fmt.Sprintf(`code="%d"`, code)) {
+			v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n += int(v)
+		}
+	}
+	return n
 }
 
 // alive fails the test if the manager has exited.
@@ -173,16 +210,25 @@ func TestScenarioLabelEditsThroughARollout(t *testing.T) {
 			}
 		}
 	})
-	s.announce("1.1.0")
-	c := s.completedOnce(2 * time.Minute)
+	// A conflict needs an edit between the manager's read and its write; most rollouts have some.
+	// Until one has, roll out another version.
+	var c *v1alpha1.RollingUpgradeConfig
+	var conflicts int
+	for i, version := range []string{"1.1.0", "1.2.0", "1.3.0"} {
+		s.announce(version)
+		c = s.completed(version, i+1, 2*time.Minute)
+		if conflicts = requestsAnswered(t, s.manager, http.StatusConflict); conflicts > 0 {
+			break
+		}
+	}
 	stop()
 	wg.Wait()
-	if edits < 30 {
-		t.Fatalf("only %d label edits during the rollout", edits)
+	if edits < 30 || conflicts == 0 {
+		t.Fatalf("%d label edits and %d of the manager's writes conflicted: the test did not do what it is for", edits, conflicts)
 	}
-	if c.Status.CurrentImage != img("1.1.0") || c.Status.ObservedGeneration != c.Generation || len(c.Status.Conditions) == 0 ||
+	if c.Status.CurrentImage != img(c.Status.CurrentVersion) || c.Status.ObservedGeneration != c.Generation || len(c.Status.Conditions) == 0 ||
 		c.Status.LastUpdate == nil || c.Status.RecordedTarget == nil || c.Annotations[v1alpha1.UpdatePhaseAnnotation] != "" {
 		t.Errorf("after %d label edits: %s, status %+v", edits, describeConfig(c), c.Status)
 	}
-	t.Logf("%d label edits during the rollout", edits)
+	t.Logf("%d label edits during the rollout, %d of the manager's writes conflicted", edits, conflicts)
 }

@@ -72,7 +72,7 @@ func parseOptions(args []string) (options, error) {
 	fs.StringVar(&registryAllow, "registry-allow", "",
 		"Comma-separated CIDRs, addresses or host names the manager may list tags from although they are "+
 			"loopback, link-local or a cloud metadata service, which are refused by default (e.g. 127.0.0.1 for a "+
-			"registry on the node's loopback).")
+			"registry in a sidecar); a host name also lets a proxy resolve it.")
 	o.zap = zap.Options{Development: false}
 	o.zap.BindFlags(fs)
 

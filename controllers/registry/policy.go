@@ -7,6 +7,8 @@ import (
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
@@ -20,11 +22,15 @@ import (
 // in-cluster registries live) is allowed. Allow lists the exceptions a cluster needs.
 //
 // The check is made on the address actually dialled, after name resolution, so a name that
-// resolves to a refused address is refused too. A registry is also not followed when it redirects
-// to another host. With an HTTP(S) proxy configured, the address checked is the proxy's.
+// resolves to a refused address is refused too. A request that goes through an HTTP(S) proxy (from
+// the environment) is checked before it leaves: its host's addresses, resolved by the manager, must
+// all be allowed, and a name the manager cannot resolve is refused (name it in the allow list to let
+// the proxy resolve it). A registry is also not followed when it redirects to another host.
 type AddressPolicy struct {
 	hosts    map[string]bool
 	prefixes []netip.Prefix
+	// proxy picks the proxy of a request; nil means http.ProxyFromEnvironment.
+	proxy func(*http.Request) (*url.URL, error)
 }
 
 // metadataAddresses are the instance metadata services that are not link-local, which the zero
@@ -42,6 +48,9 @@ func ParseAllowList(entries []string) (AddressPolicy, error) {
 	p := AddressPolicy{hosts: map[string]bool{}}
 	for _, e := range entries {
 		if pfx, err := netip.ParsePrefix(e); err == nil {
+			if pfx.Addr().Is4In6() && pfx.Bits() >= 96 { // ::ffff:10.0.0.0/104 is 10.0.0.0/8
+				pfx = netip.PrefixFrom(pfx.Addr().Unmap(), pfx.Bits()-96)
+			}
 			p.prefixes = append(p.prefixes, pfx.Masked())
 			continue
 		}
@@ -74,6 +83,10 @@ func validHostName(s string) bool {
 	return true
 }
 
+// nat64 is the well-known NAT64 prefix: on an IPv6-only cluster with DNS64, 64:ff9b::a9fe:a9fe
+// reaches 169.254.169.254.
+var nat64 = netip.MustParsePrefix("64:ff9b::/96")
+
 // Refuses says whether the policy refuses to connect to addr.
 func (p AddressPolicy) Refuses(addr netip.Addr) bool {
 	addr = addr.Unmap()
@@ -82,17 +95,12 @@ func (p AddressPolicy) Refuses(addr netip.Addr) bool {
 			return false
 		}
 	}
-	switch {
-	case addr.IsLoopback(), addr.IsLinkLocalUnicast(), addr.IsUnspecified(),
-		addr.IsMulticast(), addr.IsLinkLocalMulticast(), addr.IsInterfaceLocalMulticast():
-		return true
+	if nat64.Contains(addr) {
+		b := addr.As16()
+		return p.Refuses(netip.AddrFrom4([4]byte(b[12:])))
 	}
-	for _, m := range metadataAddresses {
-		if addr == m {
-			return true
-		}
-	}
-	return false
+	return addr.IsLoopback() || addr.IsLinkLocalUnicast() || addr.IsUnspecified() || addr.IsMulticast() ||
+		slices.Contains(metadataAddresses, addr)
 }
 
 // Errors of the policy; classify turns them into a listing's reason.
@@ -120,16 +128,21 @@ func (p AddressPolicy) Transport() http.RoundTripper {
 			return nil
 		}}
 	t.DialContext = d.DialContext
+	if p.proxy != nil {
+		t.Proxy = p.proxy
+	}
 	t.TLSHandshakeTimeout = 10 * time.Second
 	t.ResponseHeaderTimeout = 15 * time.Second
-	return policed{base: t, hosts: p.hosts}
+	return policed{base: t, policy: p, proxy: t.Proxy}
 }
 
-// policed refuses redirects to another host and tells the dialler which hosts the allow list names.
-// The dialler sees the request's context values (net/http keeps them for the dial).
+// policed refuses redirects to another host, checks the requests that go through a proxy, and tells
+// the dialler which hosts the allow list names. The dialler sees the request's context values
+// (net/http keeps them for the dial).
 type policed struct {
-	base  http.RoundTripper
-	hosts map[string]bool
+	base   http.RoundTripper
+	policy AddressPolicy
+	proxy  func(*http.Request) (*url.URL, error)
 }
 
 func (t policed) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -137,8 +150,18 @@ func (t policed) RoundTrip(req *http.Request) (*http.Response, error) {
 	if prev := req.Response; prev != nil && prev.Request != nil && !strings.EqualFold(prev.Request.URL.Host, req.URL.Host) {
 		return nil, errRedirectRefused
 	}
-	if t.hosts[strings.ToLower(req.URL.Hostname())] {
-		req = req.WithContext(context.WithValue(req.Context(), allowedHostKey{}, true))
+	if t.policy.hosts[strings.ToLower(req.URL.Hostname())] {
+		return t.base.RoundTrip(req.WithContext(context.WithValue(req.Context(), allowedHostKey{}, true)))
+	}
+	// Through a proxy, the dialler sees only the proxy's address: check the host's own here.
+	if proxy, err := t.proxy(req); err != nil || proxy != nil {
+		addrs, err := net.DefaultResolver.LookupNetIP(req.Context(), "ip", req.URL.Hostname())
+		if err != nil {
+			return nil, err
+		}
+		if slices.ContainsFunc(addrs, t.policy.Refuses) {
+			return nil, errAddressRefused
+		}
 	}
 	return t.base.RoundTrip(req)
 }

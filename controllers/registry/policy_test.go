@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -47,6 +48,9 @@ func TestAddressPolicy(t *testing.T) {
 		{addr: "0.0.0.0", refused: true},
 		{addr: "::", refused: true},
 		{addr: "224.0.0.1", refused: true},
+		{addr: "64:ff9b::a9fe:a9fe", refused: true}, // 169.254.169.254 through NAT64
+		{addr: "64:ff9b::7f00:1", refused: true},
+		{addr: "64:ff9b::8c52:7021"}, // 140.82.112.33 through NAT64
 		{addr: "10.96.0.10"},
 		{addr: "192.168.1.20"},
 		{addr: "172.16.0.1"},
@@ -59,6 +63,8 @@ func TestAddressPolicy(t *testing.T) {
 		{allow: []string{"127.0.0.0/8"}, addr: "127.0.0.2"},
 		{allow: []string{"169.254.0.0/16"}, addr: "169.254.169.254"},
 		{allow: []string{"::1"}, addr: "::1"},
+		{allow: []string{"::ffff:127.0.0.0/104"}, addr: "127.0.0.1"},
+		{allow: []string{"127.0.0.1"}, addr: "64:ff9b::7f00:1"},
 		{allow: []string{"localhost"}, addr: "127.0.0.1", refused: true}, // a name allows by name, not by address
 	}
 	for _, tc := range cases {
@@ -154,6 +160,52 @@ func TestAListingKeepsToTheAddressPolicy(t *testing.T) {
 			}
 			if n := requests.Load(); n != tc.wantRequests {
 				t.Errorf("the test servers got %d requests, want %d", n, tc.wantRequests)
+			}
+		})
+	}
+}
+
+// Through a proxy the dialler sees only the proxy's address; the host's own addresses are checked
+// before the request goes to the proxy.
+func TestAProxiedListingKeepsToTheAddressPolicy(t *testing.T) {
+	var proxied atomic.Int32
+	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		proxied.Add(1)
+		w.WriteHeader(http.StatusNotFound)
+	}))
+	t.Cleanup(proxy.Close)
+	proxyURL, err := url.Parse(proxy.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name  string
+		allow []string
+		host  string
+		// expected
+		wantSays    string
+		wantProxied bool
+	}{
+		{name: "the metadata address", allow: []string{"127.0.0.1"}, host: "169.254.169.254",
+			wantSays: "registry refused: the registry's address is not allowed"},
+		{name: "a name that resolves to loopback", host: "localhost:5000",
+			wantSays: "registry refused: the registry's address is not allowed"},
+		{name: "a name the manager cannot resolve", allow: []string{"127.0.0.1"}, host: "registry.invalid",
+			wantSays: "registry unreachable (name not found)"},
+		{name: "an allowed name goes to the proxy unresolved", allow: []string{"127.0.0.1", "registry.invalid"},
+			host: "registry.invalid", wantSays: "registry unreachable (no valid answer)", wantProxied: true}, // the proxy refuses its CONNECT
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			proxied.Store(0)
+			p := mustPolicy(t, tc.allow...)
+			p.proxy = http.ProxyURL(proxyURL)
+			_, err := Remote{Transport: p.Transport()}.ListTags(context.Background(), tc.host+"/demo/app", authn.DefaultKeychain)
+			if err == nil || !strings.Contains(err.Error(), tc.wantSays) {
+				t.Fatalf("error = %v (%v), want one saying %q", err, errors.Unwrap(err), tc.wantSays)
+			}
+			if got := proxied.Load() > 0; got != tc.wantProxied {
+				t.Errorf("the proxy got %d requests", proxied.Load())
 			}
 		})
 	}

@@ -61,11 +61,15 @@ down() {
   rm -f "$KUBECONFIG_OUT" "$CACHE/kwokctl-$CLUSTER.log"
 }
 
+# The components' settings the cluster was created with, kept beside it: a cluster made with other
+# settings is made again.
+created_with() { cmp -s "$here/kwokctl.yaml" "$clusterdir/rollgate-kwokctl.yaml"; }
+
 up() {
-  if exists && healthy; then
+  if exists && healthy && created_with; then
     log "cluster $CLUSTER is running: reusing it"
   else
-    if exists; then log "cluster $CLUSTER is not healthy (crashed or half-started): recreating it"; fi
+    if exists; then log "cluster $CLUSTER is not healthy or has other settings: recreating it"; fi
     down
     log "creating cluster $CLUSTER (kube $KUBE_VERSION, etcd $ETCD_VERSION, kwok $KWOK_VERSION)"
     kwokctl --config "$here/kwokctl.yaml" create cluster \
@@ -79,6 +83,7 @@ up() {
       --kubeconfig "$KUBECONFIG_OUT" \
       --wait 2m >"$CACHE/kwokctl-$CLUSTER.log" 2>&1 ||
       { cat "$CACHE/kwokctl-$CLUSTER.log" >&2; echo "error: kwokctl could not start cluster $CLUSTER" >&2; down; exit 1; }
+    cp "$here/kwokctl.yaml" "$clusterdir/rollgate-kwokctl.yaml"
   fi
   # Reset the stages to the shipped defaults: a reused cluster must behave like a new one.
   kc apply --server-side --force-conflicts --field-manager rollgate-cluster -f "$here/stages.yaml" >/dev/null
@@ -120,9 +125,13 @@ restart() {
     { echo "error: cluster $CLUSTER has no running $name" >&2; exit 1; }
   local -a cmd
   mapfile -d '' -t cmd <"/proc/$pid/cmdline"
+  # The pid file may be stale and its pid another process's by now.
+  [[ ${#cmd[@]} -gt 0 && ${cmd[0]} == "$clusterdir/"*"/$name" ]] ||
+    { echo "error: process $pid is not cluster $CLUSTER's $name" >&2; exit 1; }
   cwd=$(readlink "/proc/$pid/cwd")
   kill -9 "$pid"
   for _ in $(seq 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+  ! kill -0 "$pid" 2>/dev/null || { echo "error: $name ($pid) did not exit" >&2; exit 1; }
   log "$name killed; starting it again in ${secs}s"
   sleep "$secs"
   (cd "$cwd" && exec setsid "${cmd[@]}" >>"$clusterdir/logs/$name.log" 2>&1 </dev/null) &
