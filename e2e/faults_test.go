@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
@@ -85,14 +87,17 @@ func requestsAnswered(t *testing.T, m *manager, code int) int {
 	if err != nil {
 		t.Fatal(err)
 	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
 	n := 0
-	for _, line := range strings.Split(body, "\n") {
-		if strings.HasPrefix(line, "rest_client_requests_total{") && strings.Contains(line, fmt.Sprintf(`code="%d"`, code)) {
-			v, err := strconv.ParseFloat(line[strings.LastIndexByte(line, ' ')+1:], 64)
-			if err != nil {
-				t.Fatal(err)
+	for _, m := range families["rest_client_requests_total"].GetMetric() {
+		for _, l := range m.GetLabel() {
+			if l.GetName() == "code" && l.GetValue() == strconv.Itoa(code) {
+				n += int(m.GetCounter().GetValue())
 			}
-			n += int(v)
 		}
 	}
 	return n

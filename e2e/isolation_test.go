@@ -9,7 +9,6 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
 )
@@ -38,9 +37,7 @@ func TestScenarioASilentRegistryStallsNoOtherConfig(t *testing.T) {
 	stuck := config(func(c *v1alpha1.RollingUpgradeConfig) {
 		c.Name = "silent"
 		c.Spec.TargetRef.Name = "silent"
-		c.Spec.Image = silentRepo
-		c.Spec.Sources = []v1alpha1.VersionSource{{Registry: &v1alpha1.RegistrySource{Interval: &metav1.Duration{Duration: time.Minute}}}}
-	})
+	}, listedFrom(silentRepo))
 	s.create(deployment(s.ns, "silent", silentRepo+":1.0.0", 1), stuck,
 		deployment(s.ns, "app", img("1.0.0"), 2), appVersion("1.0.0"), config())
 	s.start(allowLoopbackRegistries)

@@ -186,10 +186,7 @@ func rolloutsAsTheManager(t *testing.T, ns string) {
 		return av
 	}
 	for _, o := range []client.Object{pull, web, deployment(ns, "api", img("1.0.0"), 1), db, version("api"), version("db"),
-		named("web", v1alpha1.KindDeployment, func(c *v1alpha1.RollingUpgradeConfig) {
-			c.Spec.Image = repo
-			c.Spec.Sources = []v1alpha1.VersionSource{{Registry: &v1alpha1.RegistrySource{Interval: &metav1.Duration{Duration: time.Minute}}}}
-		}),
+		named("web", v1alpha1.KindDeployment, listedFrom(repo)),
 		named("api", v1alpha1.KindDeployment), named("db", v1alpha1.KindStatefulSet)} {
 		if err := k8s.Create(context.Background(), o); err != nil {
 			t.Fatalf("creating %s: %v", o.GetName(), err)

@@ -26,16 +26,38 @@ const allowLoopbackRegistries = "--registry-allow=127.0.0.1"
 // demo/app holding the given tags, and returns its host:port.
 func startRegistry(t *testing.T, tags ...string) string {
 	t.Helper()
+	host, _ := startCountingRegistry(t, tags...)
+	return host
+}
+
+// startCountingRegistry is startRegistry that also counts the requests it gets after the tags are
+// pushed.
+func startCountingRegistry(t *testing.T, tags ...string) (string, *atomic.Int32) {
+	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := &http.Server{Handler: registrytest.Handler(), ReadHeaderTimeout: 10 * time.Second}
+	var requests atomic.Int32
+	reg := registrytest.Handler()
+	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		requests.Add(1)
+		reg.ServeHTTP(w, r)
+	})}
 	go func() { _ = srv.Serve(l) }()
 	t.Cleanup(func() { _ = srv.Close() })
 	host := l.Addr().String()
 	registrytest.Push(t, host, "demo/app", tags...)
-	return host
+	requests.Store(0)
+	return host, &requests
+}
+
+// listedFrom makes a config's only source the tags of repo, listed every minute.
+func listedFrom(repo string) func(*v1alpha1.RollingUpgradeConfig) {
+	return func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Spec.Image = repo
+		c.Spec.Sources = []v1alpha1.VersionSource{{Registry: &v1alpha1.RegistrySource{Interval: &metav1.Duration{Duration: time.Minute}}}}
+	}
 }
 
 // The registry source alone finds the newest tag and rolls it out.
@@ -43,10 +65,7 @@ func TestScenarioRegistrySource(t *testing.T) {
 	s := newScenario(t, "registry")
 	host := startRegistry(t, "1.0.0", "1.1.0", "1.3.0", "latest", "2.0.0")
 	repo := host + "/demo/app"
-	s.create(deployment(s.ns, "app", repo+":1.0.0", 2), config(func(c *v1alpha1.RollingUpgradeConfig) {
-		c.Spec.Image = repo
-		c.Spec.Sources = []v1alpha1.VersionSource{{Registry: &v1alpha1.RegistrySource{Interval: &metav1.Duration{Duration: time.Minute}}}}
-	}))
+	s.create(deployment(s.ns, "app", repo+":1.0.0", 2), config(listedFrom(repo)))
 	s.start(allowLoopbackRegistries)
 	c := s.waitPhase(2*time.Minute, v1alpha1.PhaseCompleted)
 	if c.Status.CurrentVersion != "1.3.0" || c.Status.CurrentImage != repo+":1.3.0" {
@@ -63,23 +82,9 @@ func TestScenarioRegistrySource(t *testing.T) {
 // spec.image gets a refusal in rollgate's words, one Warning, and not one request reaches the host.
 func TestScenarioALoopbackRegistryIsRefusedByDefault(t *testing.T) {
 	s := newScenario(t, "registry-refused")
-	var requests atomic.Int32
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	reg := registrytest.Handler()
-	srv := &http.Server{ReadHeaderTimeout: 10 * time.Second, Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		requests.Add(1)
-		reg.ServeHTTP(w, r)
-	})}
-	go func() { _ = srv.Serve(l) }()
-	t.Cleanup(func() { _ = srv.Close() })
-	repo := l.Addr().String() + "/demo/app"
-	s.create(deployment(s.ns, "app", repo+":1.0.0", 1), config(func(c *v1alpha1.RollingUpgradeConfig) {
-		c.Spec.Image = repo
-		c.Spec.Sources = []v1alpha1.VersionSource{{Registry: &v1alpha1.RegistrySource{Interval: &metav1.Duration{Duration: time.Minute}}}}
-	}))
+	host, requests := startCountingRegistry(t, "1.0.0", "1.1.0")
+	repo := host + "/demo/app"
+	s.create(deployment(s.ns, "app", repo+":1.0.0", 1), config(listedFrom(repo)))
 	s.start()
 	c := s.waitConfig(time.Minute, "the registry refused", func(c *v1alpha1.RollingUpgradeConfig) bool {
 		r := apimeta.FindStatusCondition(c.Status.Conditions, meta.ReadyCondition)

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"k8s.io/apimachinery/pkg/util/validation"
 )
 
 // AddressPolicy says which addresses the manager may connect to when it lists tags. Any tenant can
@@ -58,29 +60,13 @@ func ParseAllowList(entries []string) (AddressPolicy, error) {
 			p.prefixes = append(p.prefixes, netip.PrefixFrom(addr.Unmap(), addr.Unmap().BitLen()))
 			continue
 		}
-		if !validHostName(e) {
+		host := strings.ToLower(e)
+		if len(validation.IsDNS1123Subdomain(host)) > 0 {
 			return AddressPolicy{}, fmt.Errorf("%q is neither a CIDR, an address nor a host name", e)
 		}
-		p.hosts[strings.ToLower(e)] = true
+		p.hosts[host] = true
 	}
 	return p, nil
-}
-
-func validHostName(s string) bool {
-	if s == "" || len(s) > 253 {
-		return false
-	}
-	for _, label := range strings.Split(s, ".") {
-		if label == "" || len(label) > 63 || strings.HasPrefix(label, "-") || strings.HasSuffix(label, "-") {
-			return false
-		}
-		for _, r := range label {
-			if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-') {
-				return false
-			}
-		}
-	}
-	return true
 }
 
 // nat64 is the well-known NAT64 prefix: on an IPv6-only cluster with DNS64, 64:ff9b::a9fe:a9fe

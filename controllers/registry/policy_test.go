@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -168,11 +169,19 @@ func TestAListingKeepsToTheAddressPolicy(t *testing.T) {
 // Through a proxy the dialler sees only the proxy's address; the host's own addresses are checked
 // before the request goes to the proxy.
 func TestAProxiedListingKeepsToTheAddressPolicy(t *testing.T) {
+	// The proxy is on 127.0.0.2, which every case allows, so that a request on a name that resolves
+	// to 127.0.0.1 reaches it unless the host's own address is checked.
 	var proxied atomic.Int32
-	proxy := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+	proxy := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		proxied.Add(1)
 		w.WriteHeader(http.StatusNotFound)
 	}))
+	l, err := net.Listen("tcp", "127.0.0.2:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy.Listener = l
+	proxy.Start()
 	t.Cleanup(proxy.Close)
 	proxyURL, err := url.Parse(proxy.URL)
 	if err != nil {
@@ -186,19 +195,19 @@ func TestAProxiedListingKeepsToTheAddressPolicy(t *testing.T) {
 		wantSays    string
 		wantProxied bool
 	}{
-		{name: "the metadata address", allow: []string{"127.0.0.1"}, host: "169.254.169.254",
+		{name: "the metadata address", host: "169.254.169.254",
 			wantSays: "registry refused: the registry's address is not allowed"},
 		{name: "a name that resolves to loopback", host: "localhost:5000",
 			wantSays: "registry refused: the registry's address is not allowed"},
-		{name: "a name the manager cannot resolve", allow: []string{"127.0.0.1"}, host: "registry.invalid",
+		{name: "a name the manager cannot resolve", host: "registry.invalid",
 			wantSays: "registry unreachable (name not found)"},
-		{name: "an allowed name goes to the proxy unresolved", allow: []string{"127.0.0.1", "registry.invalid"},
+		{name: "an allowed name goes to the proxy unresolved", allow: []string{"registry.invalid"},
 			host: "registry.invalid", wantSays: "registry unreachable (no valid answer)", wantProxied: true}, // the proxy refuses its CONNECT
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			proxied.Store(0)
-			p := mustPolicy(t, tc.allow...)
+			p := mustPolicy(t, append(tc.allow, "127.0.0.2")...)
 			p.proxy = http.ProxyURL(proxyURL)
 			_, err := Remote{Transport: p.Transport()}.ListTags(context.Background(), tc.host+"/demo/app", authn.DefaultKeychain)
 			if err == nil || !strings.Contains(err.Error(), tc.wantSays) {
