@@ -234,9 +234,17 @@ bench-metrics: ## Print the time, allocations, size and series of one metrics sc
 bench-decide: ## Print the time and allocations of one rollout decision with 10,000 non-semver registry tags.
 	go test -run '^$$' -bench DecideWith10000RegistryTags -benchmem ./controllers/rollout/
 
+.PHONY: bench-registry
+bench-registry: ## Print the registry requests per interval of 5,000 configs over 50 repositories (one listing per repository).
+	go test -run '^$$' -bench ListingsOf5000ConfigsOver50Repositories ./controllers/registry/
+
 .PHONY: bench-configmaps
 bench-configmaps: control-plane build ## Print the manager's RSS with and without 5,000 unlabelled 10 KiB ConfigMaps (own cluster).
 	hack/bench-configmaps.sh
+
+.PHONY: bench-scale
+bench-scale: control-plane build ## Time one version announced to N configs (default 1000) against a bare client; API requests, CPU, RSS, idle writes (own cluster). UNRELATED=20000 adds unrelated objects.
+	hack/bench-scale.sh
 
 .PHONY: test-e2e
 test-e2e: control-plane build renovate-tools prometheus-tools example-crds ## e2e tests on a kwok cluster of their own, removed afterwards even on failure.

@@ -8,6 +8,7 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -54,10 +55,15 @@ func (r *ApplicationVersionReconciler) Reconcile(ctx context.Context, req ctrl.R
 	return ctrl.Result{}, r.Client.Status().Update(ctx, &av, client.FieldOwner(v1alpha1.FieldManager))
 }
 
-// SetupWithManager reconciles on spec changes.
-func (r *ApplicationVersionReconciler) SetupWithManager(mgr ctrl.Manager) error {
+// SetupWithManager reconciles on spec changes of the ApplicationVersions in the manager's shard.
+// Those of other shards are left to their managers; all stay in the cache, since a config may read
+// any of its namespace's.
+func (r *ApplicationVersionReconciler) SetupWithManager(mgr ctrl.Manager, shard labels.Selector) error {
+	inShard := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		return shard == nil || shard.Matches(labels.Set(o.GetLabels()))
+	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("applicationversion").
-		For(&v1alpha1.ApplicationVersion{}, builder.WithPredicates(predicate.GenerationChangedPredicate{})).
+		For(&v1alpha1.ApplicationVersion{}, builder.WithPredicates(predicate.GenerationChangedPredicate{}, inShard)).
 		Complete(r)
 }

@@ -72,7 +72,10 @@ func setupIndexes(ctx context.Context, mgr ctrl.Manager) error {
 func configsWhere(c client.Reader, index string, key func(client.Object) string) handler.EventHandler {
 	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, o client.Object) []reconcile.Request {
 		var list v1alpha1.RollingUpgradeConfigList
-		if err := c.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingFields{index: key(o)}); err != nil {
+		// Only the names are read: no copy of each config (a ConfigMap shared by thousands of
+		// configs would copy them all on every change).
+		if err := c.List(ctx, &list, client.InNamespace(o.GetNamespace()), client.MatchingFields{index: key(o)},
+			client.UnsafeDisableDeepCopy); err != nil {
 			ctrl.LoggerFrom(ctx).Error(err, "listing configs for an event", "index", index, "object", o.GetName())
 			return nil
 		}

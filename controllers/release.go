@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -21,8 +22,17 @@ var rollgateWorkloadAnnotations = []string{v1alpha1.LastImageAnnotation, v1alpha
 // by applying without the field would delete the image; removing rollgate's managedFields entry
 // leaves it as it is. The patch carries the resourceVersion, so a concurrent change of the
 // managedFields is not overwritten: it fails with a conflict and is retried.
-func releaseWorkload(ctx context.Context, c client.Client, w *workload) error {
-	obj := w.object()
+//
+// The workload is read afresh from the API server (reader): the cached copy keeps only the
+// managedFields entries that own an image (TrimForCache), and the list written back must be whole.
+func releaseWorkload(ctx context.Context, reader client.Reader, c client.Client, w *workload) error {
+	var obj client.Object = &appsv1.StatefulSet{}
+	if w.deployment != nil {
+		obj = &appsv1.Deployment{}
+	}
+	if err := reader.Get(ctx, client.ObjectKeyFromObject(w.object()), obj); err != nil {
+		return client.IgnoreNotFound(err)
+	}
 	orig := obj.DeepCopyObject().(client.Object)
 	fields := obj.GetManagedFields()
 	kept := slices.DeleteFunc(slices.Clone(fields), func(e metav1.ManagedFieldsEntry) bool { return e.Manager == v1alpha1.FieldManager })

@@ -199,7 +199,7 @@ func (r *RollingUpgradeConfigReconciler) finalize(ctx context.Context, ruc *v1al
 		return ctrl.Result{RequeueAfter: f.RequeueAfter}, nil
 	}
 	if f.Workload && w != nil {
-		if err := releaseWorkload(ctx, r.Client, w); err != nil {
+		if err := releaseWorkload(ctx, r.APIReader, r.Client, w); err != nil {
 			return ctrl.Result{}, err
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -21,10 +22,21 @@ const (
 // AllControllers is the default set.
 var AllControllers = []string{ControllerRollout, ControllerRenderer, ControllerApplicationVersion}
 
-// Setup registers the field indexes and the chosen controllers with the manager. tags lists the tags
-// of the registry sources.
-func Setup(ctx context.Context, mgr ctrl.Manager, names []string, clk clock.PassiveClock, tags registry.TagLister) error {
-	for _, n := range names {
+// Config is what the controllers take from the manager.
+type Config struct {
+	// Controllers to run, from AllControllers.
+	Controllers []string
+	Clock       clock.PassiveClock
+	// Tags lists the tags of the registry sources.
+	Tags registry.TagLister
+	// Shard selects the ApplicationVersions whose status this manager writes; nil or empty: all.
+	// (The manager's cache selects its configs.)
+	Shard labels.Selector
+}
+
+// Setup registers the field indexes and the chosen controllers with the manager.
+func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
+	for _, n := range cfg.Controllers {
 		if !slices.Contains(AllControllers, n) {
 			return fmt.Errorf("unknown controller %q (known: %v)", n, AllControllers)
 		}
@@ -32,21 +44,22 @@ func Setup(ctx context.Context, mgr ctrl.Manager, names []string, clk clock.Pass
 	if err := setupIndexes(ctx, mgr); err != nil {
 		return fmt.Errorf("registering indexes: %w", err)
 	}
-	if slices.Contains(names, ControllerRollout) {
+	if slices.Contains(cfg.Controllers, ControllerRollout) {
 		r := &RollingUpgradeConfigReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-			Recorder: mgr.GetEventRecorder("rollgate"), Clock: clk,
-			Tags: &registry.Cache{Lister: tags, Clock: clk}}
+			Recorder: mgr.GetEventRecorder("rollgate"), Clock: cfg.Clock,
+			Tags: &registry.Cache{Lister: cfg.Tags, Clock: cfg.Clock}}
 		if err := r.SetupWithManager(ctx, mgr); err != nil {
 			return err
 		}
 	}
-	if slices.Contains(names, ControllerRenderer) {
-		if err := (&RendererReconciler{Client: mgr.GetClient(), Clock: clk}).SetupWithManager(mgr); err != nil {
+	if slices.Contains(cfg.Controllers, ControllerRenderer) {
+		if err := (&RendererReconciler{Client: mgr.GetClient(), Clock: cfg.Clock}).SetupWithManager(mgr); err != nil {
 			return err
 		}
 	}
-	if slices.Contains(names, ControllerApplicationVersion) {
-		if err := (&ApplicationVersionReconciler{Client: mgr.GetClient(), Clock: clk}).SetupWithManager(mgr); err != nil {
+	if slices.Contains(cfg.Controllers, ControllerApplicationVersion) {
+		r := &ApplicationVersionReconciler{Client: mgr.GetClient(), Clock: cfg.Clock}
+		if err := r.SetupWithManager(mgr, cfg.Shard); err != nil {
 			return err
 		}
 	}

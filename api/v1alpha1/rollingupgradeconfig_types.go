@@ -319,7 +319,9 @@ type RollingUpgradeConfigStatus struct {
 	// +optional
 	NextWindow *metav1.Time `json:"nextWindow,omitempty"`
 
-	// LastCheck is when the sources were last read.
+	// LastCheck is when the sources last gave a new answer: the first one, or another best
+	// eligible version (availableVersion). Reads that find the same answer leave the status as it
+	// is, so that a settled config costs no writes.
 	// +optional
 	LastCheck *metav1.Time `json:"lastCheck,omitempty"`
 

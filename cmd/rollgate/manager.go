@@ -42,9 +42,14 @@ func newManager(ctx context.Context, cfg *rest.Config, o options) (ctrl.Manager,
 	}
 	// Clusters hold many large ConfigMaps; only the labelled ones are signals, so only they are
 	// cached. Pods are never cached (read directly in the rare StatefulSet rollback).
-	cacheOpts := cache.Options{ByObject: map[client.Object]cache.ByObject{
+	cacheOpts := cache.Options{DefaultTransform: controllers.TrimForCache, ByObject: map[client.Object]cache.ByObject{
 		&corev1.ConfigMap{}: {Label: labels.SelectorFromSet(labels.Set{rollgatev1alpha1.VersionSourceLabel: "true"})},
 	}}
+	if !o.Shard.Empty() {
+		// A shard sees only its own configs: every watch, index and controller works on them alone.
+		// Workloads and sources stay visible whole, since any config may name any of them.
+		cacheOpts.ByObject[&rollgatev1alpha1.RollingUpgradeConfig{}] = cache.ByObject{Label: o.Shard}
+	}
 	if len(o.Namespaces) > 0 {
 		cacheOpts.DefaultNamespaces = map[string]cache.Config{}
 		for _, ns := range o.Namespaces {
@@ -56,6 +61,7 @@ func newManager(ctx context.Context, cfg *rest.Config, o options) (ctrl.Manager,
 		Scheme:                  newScheme(),
 		Metrics:                 metrics,
 		HealthProbeBindAddress:  o.ProbeAddr,
+		PprofBindAddress:        o.PprofAddr,
 		LeaderElection:          o.LeaderElect,
 		LeaderElectionID:        o.LeaderElectionID,
 		LeaderElectionNamespace: o.LeaderElectionNamespace,
@@ -70,7 +76,8 @@ func newManager(ctx context.Context, cfg *rest.Config, o options) (ctrl.Manager,
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
-	if err := controllers.Setup(ctx, mgr, o.Controllers, clock.RealClock{}, o.registry()); err != nil {
+	if err := controllers.Setup(ctx, mgr, controllers.Config{Controllers: o.Controllers, Clock: clock.RealClock{},
+		Tags: o.registry(), Shard: o.Shard}); err != nil {
 		return nil, fmt.Errorf("setting up the controllers: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-logr/logr"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/rest"
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
@@ -23,13 +24,17 @@ type options struct {
 	MetricsAddr             string
 	MetricsSecure           bool
 	ProbeAddr               string
+	PprofAddr               string
 	LeaderElect             bool
 	LeaderElectionID        string
 	LeaderElectionNamespace string
 	Namespaces              []string
+	Shard                   labels.Selector
 	Controllers             []string
 	Concurrency             int
 	ReconcileTimeout        time.Duration
+	KubeAPIQPS              float32
+	KubeAPIBurst            int
 	RegistryQPS             float64
 	RegistryAllow           registry.AddressPolicy
 	zap                     zap.Options
@@ -49,6 +54,8 @@ func parseOptions(args []string) (options, error) {
 			"for GET /metrics; otherwise plain HTTP.")
 	fs.StringVar(&o.ProbeAddr, "health-probe-bind-address", ":8081",
 		"Address the /healthz and /readyz endpoints bind to.")
+	fs.StringVar(&o.PprofAddr, "pprof-bind-address", "",
+		"Address to serve Go's pprof profiles on (/debug/pprof/), e.g. 127.0.0.1:8082; off by default.")
 	fs.BoolVar(&o.LeaderElect, "leader-elect", true,
 		"Elect a leader through a Lease so that only one replica reconciles at a time.")
 	fs.StringVar(&o.LeaderElectionID, "leader-election-id", "rollgate.rollgate.dev",
@@ -58,6 +65,11 @@ func parseOptions(args []string) (options, error) {
 	var namespaces string
 	fs.StringVar(&namespaces, "namespace", "",
 		"Comma-separated namespaces to watch. Default: all namespaces.")
+	var shard string
+	fs.StringVar(&shard, "watch-label-selector", "",
+		"Serve only the RollingUpgradeConfigs and ApplicationVersions whose labels match this selector, e.g. "+
+			"sharding.rollgate.dev/key=shard1 (one shard of several managers; give each its own --leader-election-id) "+
+			"or !sharding.rollgate.dev/key (the manager for everything not in a shard). Default: all.")
 	controllersFlag := strings.Join(controllers.AllControllers, ",")
 	fs.StringVar(&controllersFlag, "controllers", controllersFlag,
 		"Comma-separated controllers to run: rollout (the engine), renderer (annotation to workload image), "+
@@ -66,6 +78,13 @@ func parseOptions(args []string) (options, error) {
 		"Configs each controller reconciles at once: one slow config (a registry that does not answer) holds one worker, not all.")
 	fs.DurationVar(&o.ReconcileTimeout, "reconcile-timeout", time.Minute,
 		"Longest a single reconcile may take before its context is cancelled; it is retried with backoff.")
+	var kubeAPIQPS float64
+	fs.Float64Var(&kubeAPIQPS, "kube-api-qps", 50,
+		"Requests per second the manager may send to the Kubernetes API on average (client-side limit; the API server's "+
+			"priority and fairness still applies).")
+	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", 300,
+		"Requests the manager may send to the Kubernetes API at once above --kube-api-qps, e.g. when many configs "+
+			"start in one maintenance window.")
 	fs.Float64Var(&o.RegistryQPS, "registry-qps", registry.DefaultRequestsPerSecond,
 		"Requests per second the manager makes to one registry host (a token bucket with a burst of as many).")
 	var registryAllow string
@@ -84,6 +103,9 @@ func parseOptions(args []string) (options, error) {
 		return options{}, fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
 	}
 	o.Namespaces = splitList(namespaces)
+	if o.Shard, err = labels.Parse(shard); err != nil {
+		return options{}, fmt.Errorf("--watch-label-selector: %w", err)
+	}
 	o.Controllers = splitList(controllersFlag)
 	for _, c := range o.Controllers {
 		if !slices.Contains(controllers.AllControllers, c) {
@@ -92,6 +114,9 @@ func parseOptions(args []string) (options, error) {
 	}
 	if o.Concurrency < 1 {
 		return options{}, fmt.Errorf("--concurrency must be at least 1, not %d", o.Concurrency)
+	}
+	if o.KubeAPIQPS = float32(kubeAPIQPS); o.KubeAPIQPS <= 0 || o.KubeAPIBurst < 1 {
+		return options{}, fmt.Errorf("--kube-api-qps and --kube-api-burst must be positive, not %v and %d", kubeAPIQPS, o.KubeAPIBurst)
 	}
 	if o.RegistryQPS <= 0 {
 		return options{}, fmt.Errorf("--registry-qps must be positive, not %v", o.RegistryQPS)
@@ -131,6 +156,8 @@ func (o options) restConfig() (*rest.Config, error) {
 	if err != nil {
 		return nil, fmt.Errorf("no Kubernetes client configuration (pass --kubeconfig or run in a cluster): %w", err)
 	}
+	cfg.QPS, cfg.Burst = o.KubeAPIQPS, o.KubeAPIBurst
+	countAPIRequests(cfg)
 	return cfg, nil
 }
 

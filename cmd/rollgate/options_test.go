@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"go.uber.org/zap/zapcore"
+	"k8s.io/apimachinery/pkg/labels"
 )
 
 func TestParseOptions(t *testing.T) {
@@ -38,6 +39,12 @@ func TestParseOptions(t *testing.T) {
 		{name: "four workers and a one-minute deadline by default", args: nil,
 			check: func(o options) bool { return o.Concurrency == 4 && o.ReconcileTimeout == time.Minute }},
 		{name: "no workers is refused", args: []string{"--concurrency=0"}, wantErr: "--concurrency must be at least 1"},
+		{name: "50 API requests a second with bursts of 300 by default", args: nil,
+			check: func(o options) bool { return o.KubeAPIQPS == 50 && o.KubeAPIBurst == 300 }},
+		{name: "API client limits", args: []string{"--kube-api-qps=200", "--kube-api-burst=400"},
+			check: func(o options) bool { return o.KubeAPIQPS == 200 && o.KubeAPIBurst == 400 }},
+		{name: "no API requests is refused", args: []string{"--kube-api-qps=0"}, wantErr: "--kube-api-qps and --kube-api-burst must be positive"},
+		{name: "no API burst is refused", args: []string{"--kube-api-burst=0"}, wantErr: "--kube-api-qps and --kube-api-burst must be positive"},
 		{name: "20 registry requests a second by default", args: nil, check: func(o options) bool { return o.RegistryQPS == 20 }},
 		{name: "no registry requests is refused", args: []string{"--registry-qps=0"}, wantErr: "--registry-qps must be positive"},
 		{name: "loopback registries are refused by default", args: nil,
@@ -45,6 +52,16 @@ func TestParseOptions(t *testing.T) {
 		{name: "registry allow list", args: []string{"--registry-allow", "10.0.0.0/8, 127.0.0.1,localhost"},
 			check: func(o options) bool { return !o.RegistryAllow.Refuses(netip.MustParseAddr("127.0.0.1")) }},
 		{name: "a bad registry allow entry is refused", args: []string{"--registry-allow=http://x"}, wantErr: `--registry-allow: "http://x" is neither`},
+		{name: "every config by default", args: nil, check: func(o options) bool { return o.Shard.Empty() }},
+		{name: "one shard", args: []string{"--watch-label-selector=sharding.rollgate.dev/key=shard1"},
+			check: func(o options) bool {
+				return o.Shard.Matches(labels.Set{"sharding.rollgate.dev/key": "shard1"}) && !o.Shard.Matches(labels.Set{})
+			}},
+		{name: "everything outside the shards", args: []string{"--watch-label-selector=!sharding.rollgate.dev/key"},
+			check: func(o options) bool {
+				return o.Shard.Matches(labels.Set{}) && !o.Shard.Matches(labels.Set{"sharding.rollgate.dev/key": "shard1"})
+			}},
+		{name: "a bad selector is refused", args: []string{"--watch-label-selector=a b"}, wantErr: "--watch-label-selector:"},
 		{name: "renderer alone", args: []string{"--controllers=renderer"},
 			check: func(o options) bool { return slices.Equal(o.Controllers, []string{"renderer"}) }},
 		{name: "unknown controller", args: []string{"--controllers=rollout,magic"}, wantErr: `unknown controller "magic"`},

@@ -130,8 +130,16 @@ func TestIdleStartsARollout(t *testing.T) {
 	if c := condition(d, meta.ReconcilingCondition); c == nil || c.Status != metav1.ConditionTrue {
 		t.Errorf("Reconciling = %+v", c)
 	}
-	if d.RequeueAfter != HealthPoll {
-		t.Errorf("requeue after %s", d.RequeueAfter)
+	if timeout := config().Spec.HealthTimeoutOrDefault(); d.RequeueAfter != timeout {
+		t.Errorf("requeue after %s, want %s (the health timeout's end)", d.RequeueAfter, timeout)
+	}
+	// The check's first looks, before and after the image reaches the workload, write nothing more.
+	cfg := next(config(), d)
+	for _, w := range []*Workload{deploymentAt("1.0.0", healthy), deploymentAt("1.1.0", pending)} {
+		later := Decide(Input{Now: now.Add(3 * time.Second), Config: cfg, Workload: w})
+		if !apiequality(later.Status, cfg.Status) || later.Annotations != AnnotationsOf(cfg) || len(later.Events) != 0 {
+			t.Errorf("a look at %s during the check changed the config: %+v", w.Image, later.Status.Conditions)
+		}
 	}
 }
 
@@ -225,8 +233,8 @@ func TestHealthCheck(t *testing.T) {
 			if d.StatusFirst != tc.wantStatusFirst {
 				t.Errorf("statusFirst = %v, want %v", d.StatusFirst, tc.wantStatusFirst)
 			}
-			if tc.wantPhase == v1alpha1.PhaseInProgress && (d.RequeueAfter <= 0 || d.RequeueAfter > HealthPoll) {
-				t.Errorf("requeue after %s", d.RequeueAfter)
+			if deadline := tc.started.Add(cfg.Spec.HealthTimeoutOrDefault()); tc.wantPhase == v1alpha1.PhaseInProgress && d.RequeueAfter != deadline.Sub(now) {
+				t.Errorf("requeue after %s, want %s (the health timeout's end)", d.RequeueAfter, deadline.Sub(now))
 			}
 		})
 	}
@@ -247,6 +255,21 @@ func TestSuccessIsRecordedOnce(t *testing.T) {
 	d2 := Decide(Input{Now: now.Add(time.Second), Config: statusOnly(cfg, d), Workload: deploymentAt("1.1.0", healthy)})
 	if len(d2.Status.VersionHistory) != 1 || reasons(d2.Events) != v1alpha1.EventUpdateComplete || d2.Annotations.Step != StepIdle {
 		t.Errorf("second decision: history %d, events %s, annotations %+v", len(d2.Status.VersionHistory), reasons(d2.Events), d2.Annotations)
+	}
+}
+
+// TestACompletedRolloutSettlesWithoutAnotherWrite: the looks that follow a successful rollout
+// (its own annotation write wakes one) find the status as the verdict left it, and write nothing.
+func TestACompletedRolloutSettlesWithoutAnotherWrite(t *testing.T) {
+	cfg := config(current("1.0.0"), inFlight(StepHealthCheck, repo+":1.1.0", now.Add(-time.Minute)), func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Status.AvailableVersion, c.Status.LastCheck = "1.1.0", &metav1.Time{Time: now.Add(-time.Minute)} // as the start left them
+	})
+	cfg = next(cfg, Decide(Input{Now: now, Config: cfg, Workload: deploymentAt("1.1.0", healthy)}))
+	for _, cands := range [][]Candidate{av("1.1.0"), av("1.0.0", "1.1.0")} {
+		d := Decide(Input{Now: now.Add(time.Second), Config: cfg, Workload: deploymentAt("1.1.0", healthy), Candidates: cands})
+		if !apiequality(d.Status, cfg.Status) || len(d.Events) != 0 {
+			t.Errorf("candidates %v: the look after completion rewrote the status:\n%+v\nwas\n%+v", cands, d.Status.Conditions, cfg.Status.Conditions)
+		}
 	}
 }
 
@@ -396,9 +419,29 @@ func TestUnchangedInputsDecideNothingNew(t *testing.T) {
 	}
 }
 
-// TestInFlightRepeatsEmitNothing: while a rollout or rollback is watched, the status message counts
-// down, but no event repeats.
-func TestInFlightRepeatsEmitNothing(t *testing.T) {
+// TestPollsThatFindNothingNewWriteNothing: a registry source is read again every interval; while
+// it gives the same answer, the config is not rewritten (at thousands of configs, a timestamp
+// refreshed on each poll would be thousands of writes an hour for nothing).
+func TestPollsThatFindNothingNewWriteNothing(t *testing.T) {
+	in := Input{Now: now, Config: config(current("1.1.0")), Workload: deploymentAt("1.1.0", healthy), Candidates: av("1.1.0"),
+		PollAfter: time.Hour}
+	in.Config = next(in.Config, Decide(in))
+	for i := 1; i <= 5; i++ {
+		in.Now = in.Now.Add(time.Hour)
+		if d := Decide(in); !apiequality(d.Status, in.Config.Status) || len(d.Events) != 0 {
+			t.Fatalf("poll %d rewrote the status: lastCheck %v, was %v", i, d.Status.LastCheck, in.Config.Status.LastCheck)
+		}
+	}
+	in.Candidates = av("1.1.0", "1.2.0")
+	if d := Decide(in); d.Status.LastCheck == nil || !d.Status.LastCheck.Time.Equal(in.Now) {
+		t.Errorf("a new answer left lastCheck at %v, want %v", d.Status.LastCheck, in.Now)
+	}
+}
+
+// TestInFlightRepeatsWriteNothing: while a rollout or rollback is watched and its workload does not
+// change, a repeated decision writes nothing and emits nothing (a status that counted down would be
+// a write per config per look), and looks again exactly when the health timeout ends.
+func TestInFlightRepeatsWriteNothing(t *testing.T) {
 	started := now.Add(-time.Minute)
 	for name, in := range map[string]Input{
 		"health check": {Config: config(current("1.0.0"), inFlight(StepHealthCheck, repo+":1.1.0", started)), Workload: deploymentAt("1.1.0", pending)},
@@ -406,12 +449,16 @@ func TestInFlightRepeatsEmitNothing(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			in.Now = now
-			for i := 0; i < 20; i++ {
+			in.Config = next(in.Config, Decide(in))
+			for i := 1; i <= 20; i++ {
+				in.Now = in.Now.Add(5 * time.Second)
 				d := Decide(in)
-				if len(d.Events) != 0 {
-					t.Fatalf("reconcile %d emitted %s", i, reasons(d.Events))
+				if len(d.Events) != 0 || !apiequality(d.Status, in.Config.Status) || d.Annotations != AnnotationsOf(in.Config) {
+					t.Fatalf("reconcile %d changed something: events %s\nstatus %+v\nwas    %+v", i, reasons(d.Events), d.Status, in.Config.Status)
 				}
-				in.Config, in.Now = next(in.Config, d), in.Now.Add(5*time.Second)
+				if deadline := started.Add(in.Config.Spec.HealthTimeoutOrDefault()); d.RequeueAfter != deadline.Sub(in.Now) {
+					t.Fatalf("reconcile %d looks again after %s, want %s (the health timeout's end)", i, d.RequeueAfter, deadline.Sub(in.Now))
+				}
 			}
 		})
 	}

@@ -33,8 +33,17 @@ func start(d *Decision, in Input, img, why string) {
 	timeout := in.Config.Spec.HealthTimeoutOrDefault()
 	d.end(OutcomeStarted, img, in.Now.UTC().Truncate(time.Second))
 	d.event(WriteAnnotations, corev1.EventTypeNormal, v1alpha1.EventUpdateStarting, "rolling out %s (%s); health timeout %s", img, why, timeout)
-	d.progressing(v1alpha1.ReasonProgressing, "rolling out %s; health timeout %s", ver, timeout)
-	d.RequeueAfter = HealthPoll
+	checking(d, ver, rt, in.Now.UTC().Truncate(time.Second).Add(timeout), in.Now)
+}
+
+// checking says that a health check runs. The message stays the same from the start of the check
+// to its verdict: it names the deadline, not the time left, nor the workload's progress (which the
+// workload shows), since each new message would be a status write per config and look. Between
+// looks the workload's events wake the check; the deadline is the one instant nothing announces.
+func checking(d *Decision, ver string, target v1alpha1.RecordedTarget, deadline, now time.Time) {
+	d.progressing(v1alpha1.ReasonProgressing, "rolling out %s to %s; rolled back at %s unless healthy by then",
+		ver, describeTarget(target), deadline.UTC().Format(time.RFC3339))
+	d.RequeueAfter = deadline.Sub(now)
 }
 
 // healthCheck watches a rollout until it is healthy, fails, or times out.
@@ -125,7 +134,12 @@ func judge(d *Decision, in Input, w *Workload, ver string, started time.Time) {
 		d.event(WriteAnnotations, corev1.EventTypeNormal, v1alpha1.EventUpdateComplete, "%s is healthy after %s", a.TargetImage, elapsed.Round(time.Second))
 		d.Annotations.Step, d.Annotations.UpdateStarted = StepIdle, ""
 		d.StatusFirst = true
+		// The version is current now, no longer a candidate: the look that follows finds the
+		// status as it should be and writes nothing.
 		st.Phase, st.TargetVersion = v1alpha1.PhaseCompleted, ""
+		if st.AvailableVersion == ver {
+			st.AvailableVersion = ""
+		}
 		d.ready(v1alpha1.EventUpdateComplete, "running %s", ver)
 	case v1alpha1.ResultRolledBack:
 		why := failure(w, elapsed, timeout, rendered)
@@ -139,13 +153,7 @@ func judge(d *Decision, in Input, w *Workload, ver string, started time.Time) {
 		rollBackTo(d, in)
 		d.progressing(v1alpha1.ReasonRollingBack, "%s %s; rolling back to %s", ver, why, orNone(st.CurrentImage))
 	default:
-		progress := w.Verdict.Message
-		if !rendered {
-			progress = "waiting for the image to be rendered into " + w.Description
-		}
-		left := timeout - elapsed
-		d.progressing(v1alpha1.ReasonProgressing, "rolling out %s: %s; rollback in %s unless healthy", ver, progress, left.Round(time.Second))
-		d.RequeueAfter = min(HealthPoll, left)
+		checking(d, ver, recordedTargetOf(in.Config.Spec), started.Add(timeout), in.Now)
 	}
 }
 

@@ -5,7 +5,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fluxcd/pkg/apis/meta"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
 	"github.com/rollgate/rollgate/controllers/health"
@@ -13,9 +16,6 @@ import (
 	"github.com/rollgate/rollgate/controllers/version"
 	"github.com/rollgate/rollgate/controllers/window"
 )
-
-// lastCheckRefresh is how stale status.lastCheck may get while nothing changes.
-const lastCheckRefresh = 5 * time.Minute
 
 // idle decides whether to start a rollout, and if not, why. Each step handles what it cannot know
 // first and returns false when the decision is made.
@@ -180,9 +180,9 @@ func choose(d *Decision, in Input, policy *version.Policy) choice {
 	// A current version that is not semver (a digest an older status holds) compares nothing; the
 	// gate then holds the choice.
 	ch := policy.Choose(tags, st.CurrentVersion, st.FailedVersions)
-	// lastCheck moves when the answer changes, or at most every lastCheckRefresh: an unchanged
-	// config is not rewritten on every event about its workload.
-	if st.LastCheck == nil || in.Now.Sub(st.LastCheck.Time) >= lastCheckRefresh || ch.Tag != d.old.AvailableVersion {
+	// lastCheck moves only when the answer changes: a poll or an event that finds the same answer
+	// does not rewrite the config.
+	if st.LastCheck == nil || ch.Tag != d.old.AvailableVersion {
 		now := metav1.NewTime(in.Now)
 		st.LastCheck = &now
 	}
@@ -197,6 +197,13 @@ func choose(d *Decision, in Input, policy *version.Policy) choice {
 		}
 	}
 	return choice{tag: ch.Tag, ignored: describeIgnored(notSemver, in.Candidates)}
+}
+
+// justCompleted: Ready is still the verdict of the last rollout, for this generation of the spec.
+func justCompleted(d *Decision) bool {
+	r := apimeta.FindStatusCondition(d.Status.Conditions, meta.ReadyCondition)
+	return r != nil && r.Status == metav1.ConditionTrue && r.Reason == v1alpha1.EventUpdateComplete &&
+		r.ObservedGeneration == d.Status.ObservedGeneration
 }
 
 // gate starts the chosen version, or says what holds it: suspend, nothing newer, no version to
@@ -222,6 +229,9 @@ func gate(d *Decision, in Input, w *Workload, win *window.Window, ch choice) {
 		if st.CircuitOpen {
 			d.stalled(v1alpha1.EventCircuitOpen, "%s", circuitMessage(st, ""))
 			return
+		}
+		if ch.ignored == "" && justCompleted(d) {
+			return // "running <version>" from the verdict says it all; no write to say it again
 		}
 		d.ready(v1alpha1.ReasonUpToDate, "running %s; no newer eligible version%s", orNone(st.CurrentVersion), ch.ignored)
 	case st.CircuitOpen:

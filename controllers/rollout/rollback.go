@@ -52,9 +52,17 @@ func rollingBack(d *Decision, in Input) {
 	// Only once the StatefulSet controller has seen the rolled-back template: before, its
 	// updateRevision still names the failed revision, and the stuck pods would be the good ones.
 	d.DeleteStuckPods = w.OrderedReadyStatefulSet && w.GenerationObserved && image.Renders(w.Image, st.CurrentImage)
-	d.RequeueAfter = HealthPoll
 	timeout := in.Config.Spec.HealthTimeoutOrDefault()
-	if started, err := time.Parse(time.RFC3339, a.UpdateStarted); err == nil && in.Now.Sub(started) >= timeout {
+	started, err := time.Parse(time.RFC3339, a.UpdateStarted)
+	switch {
+	case d.DeleteStuckPods:
+		// A stuck pod that stays stuck changes nothing the manager watches: look again.
+		d.RequeueAfter = HealthPoll
+	case err == nil && in.Now.Before(started.Add(timeout)):
+		// The workload's events wake the watch; the deadline is the one instant nothing announces.
+		d.RequeueAfter = started.Add(timeout).Sub(in.Now)
+	}
+	if err == nil && in.Now.Sub(started) >= timeout {
 		// The message stays the same while stuck, so the Warning goes out once; the counts are in the workload.
 		d.stalled(v1alpha1.EventRollbackStuck, "%s is not healthy on %s %s after the rollback started; find out why (kubectl describe), "+
 			"or set %s to a good image", w.Description, st.CurrentImage, timeout, v1alpha1.TargetImageAnnotation)

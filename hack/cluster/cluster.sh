@@ -16,8 +16,12 @@ set -euo pipefail
 : "${KWOK_BIN:?KWOK_BIN is not set (run through make)}"
 : "${CACHE:?CACHE is not set (run through make)}"
 NODES=${NODES:-3}
+# Pods each node takes (kwok's default is 110); its pod CIDR has room for 254.
+NODE_PODS=${NODE_PODS:-110}
 
 here=$(cd "$(dirname "$0")" && pwd)
+# The components' settings; bench-scale brings its own.
+KWOKCTL_CONFIG=${KWOKCTL_CONFIG:-$here/kwokctl.yaml}
 # kwokctl keeps each cluster's files, pids and logs under its work dir; keep them in the cache.
 export KWOK_WORKDIR="$CACHE/kwok-workdir"
 clusterdir="$KWOK_WORKDIR/clusters/$CLUSTER"
@@ -63,7 +67,7 @@ down() {
 
 # The components' settings the cluster was created with, kept beside it: a cluster made with other
 # settings is made again.
-created_with() { cmp -s "$here/kwokctl.yaml" "$clusterdir/rollgate-kwokctl.yaml"; }
+created_with() { cmp -s "$KWOKCTL_CONFIG" "$clusterdir/rollgate-kwokctl.yaml"; }
 
 up() {
   if exists && healthy && created_with; then
@@ -72,7 +76,7 @@ up() {
     if exists; then log "cluster $CLUSTER is not healthy or has other settings: recreating it"; fi
     down
     log "creating cluster $CLUSTER (kube $KUBE_VERSION, etcd $ETCD_VERSION, kwok $KWOK_VERSION)"
-    kwokctl --config "$here/kwokctl.yaml" create cluster \
+    kwokctl --config "$KWOKCTL_CONFIG" create cluster \
       --runtime binary \
       --etcd-binary "$ETCD_BIN/etcd" \
       --kube-apiserver-binary "$KUBE_BIN/kube-apiserver" \
@@ -83,11 +87,11 @@ up() {
       --kubeconfig "$KUBECONFIG_OUT" \
       --wait 2m >"$CACHE/kwokctl-$CLUSTER.log" 2>&1 ||
       { cat "$CACHE/kwokctl-$CLUSTER.log" >&2; echo "error: kwokctl could not start cluster $CLUSTER" >&2; down; exit 1; }
-    cp "$here/kwokctl.yaml" "$clusterdir/rollgate-kwokctl.yaml"
+    cp "$KWOKCTL_CONFIG" "$clusterdir/rollgate-kwokctl.yaml"
   fi
   # Reset the stages to the shipped defaults: a reused cluster must behave like a new one.
   kc apply --server-side --force-conflicts --field-manager rollgate-cluster -f "$here/stages.yaml" >/dev/null
-  kwokctl scale node --replicas "$NODES" >>"$CACHE/kwokctl-$CLUSTER.log" 2>&1 ||
+  kwokctl scale node --replicas "$NODES" --param ".allocatable.pods=$NODE_PODS" >>"$CACHE/kwokctl-$CLUSTER.log" 2>&1 ||
     { cat "$CACHE/kwokctl-$CLUSTER.log" >&2; echo "error: kwokctl could not add nodes" >&2; exit 1; }
   kc wait --for=condition=Ready node --all --timeout=120s >/dev/null
   log "cluster $CLUSTER is up with $NODES nodes; KUBECONFIG=$KUBECONFIG_OUT"

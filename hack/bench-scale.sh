@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# `make bench-scale N=1000`: one version announced to N configs on a cluster of its own, timed
+# against a bare client on the same cluster; see hack/benchscale for what it prints.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+: "${KUBECTL:?run through make bench-scale}"
+N=${N:-1000}
+export CLUSTER=rollgate-scale KUBECONFIG_OUT="$PWD/bin/rollgate-scale.kubeconfig"
+export KWOKCTL_CONFIG="$PWD/hack/cluster/kwokctl-scale.yaml"
+# Each Deployment has one replica and surges to two during its rollout: 200 pods a node, so that
+# each node's /24 pod CIDR keeps room.
+export NODE_PODS=200 NODES=$(( (2 * N + 199) / 200 + 1 ))
+trap 'hack/cluster/cluster.sh down' EXIT
+hack/cluster/cluster.sh down
+hack/cluster/cluster.sh up
+# Pods become Ready READY_DELAY ms after they start, as a real container's readiness probe makes
+# them: health checks then span several workload events, as they do in a real cluster.
+hack/cluster/cluster.sh ready-delay "${READY_DELAY:-2000}"
+"$KUBECTL" --kubeconfig "$KUBECONFIG_OUT" apply --server-side -k config/crd >/dev/null
+"$KUBECTL" --kubeconfig "$KUBECONFIG_OUT" wait --for=condition=Established --timeout=60s crd/rollingupgradeconfigs.rollgate.dev >/dev/null
+go run ./hack/benchscale -kubeconfig "$KUBECONFIG_OUT" -n "$N" -unrelated "${UNRELATED:-0}" -idle "${IDLE:-5m}" \
+  -manager bin/rollgate -manager-args "${MANAGER_ARGS:-}" -pids "$CACHE/kwok-workdir/clusters/$CLUSTER/pids"
