@@ -59,11 +59,15 @@ func (r *ApplicationVersionReconciler) Reconcile(ctx context.Context, req ctrl.R
 // Those of other shards are left to their managers; all stay in the cache, since a config may read
 // any of its namespace's.
 func (r *ApplicationVersionReconciler) SetupWithManager(mgr ctrl.Manager, shard labels.Selector) error {
-	inShard := predicate.NewPredicateFuncs(func(o client.Object) bool {
-		return shard == nil || shard.Matches(labels.Set(o.GetLabels()))
-	})
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("applicationversion").
-		For(&v1alpha1.ApplicationVersion{}, builder.WithPredicates(predicate.GenerationChangedPredicate{}, inShard)).
+		For(&v1alpha1.ApplicationVersion{}, builder.WithPredicates(predicate.GenerationChangedPredicate{}, inShard(shard))).
 		Complete(r)
+}
+
+// inShard admits the objects whose labels the shard's selector matches; nil admits all.
+func inShard(shard labels.Selector) predicate.Predicate {
+	return predicate.NewPredicateFuncs(func(o client.Object) bool {
+		return shard == nil || shard.Matches(labels.Set(o.GetLabels()))
+	})
 }

@@ -8,10 +8,12 @@ import (
 	"github.com/fluxcd/pkg/apis/meta"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
 )
@@ -53,5 +55,34 @@ func TestApplicationVersionSaysWhetherItsVersionCanBeUsed(t *testing.T) {
 				t.Errorf("reason = %s, want %s (%s)", ready.Reason, tc.wantReason, ready.Message)
 			}
 		})
+	}
+}
+
+// Each ApplicationVersion's status has one writer: the manager whose shard selector matches it.
+func TestApplicationVersionsAreServedByTheirShardOnly(t *testing.T) {
+	key := "sharding.rollgate.dev/key"
+	inShard1 := &v1alpha1.ApplicationVersion{ObjectMeta: metav1.ObjectMeta{Labels: map[string]string{key: "shard1"}}}
+	unsharded := &v1alpha1.ApplicationVersion{}
+	for _, tc := range []struct {
+		selector        string
+		shard1, noShard bool
+	}{
+		{selector: "", shard1: true, noShard: true},
+		{selector: key + "=shard1", shard1: true},
+		{selector: key + "=shard2"},
+		{selector: "!" + key, noShard: true},
+	} {
+		sel, err := labels.Parse(tc.selector)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := inShard(sel)
+		if p.Generic(event.GenericEvent{Object: inShard1}) != tc.shard1 || p.Generic(event.GenericEvent{Object: unsharded}) != tc.noShard {
+			t.Errorf("selector %q: serves shard1 %v, unsharded %v; want %v, %v", tc.selector,
+				p.Generic(event.GenericEvent{Object: inShard1}), p.Generic(event.GenericEvent{Object: unsharded}), tc.shard1, tc.noShard)
+		}
+	}
+	if !inShard(nil).Generic(event.GenericEvent{Object: inShard1}) {
+		t.Error("no selector must serve every ApplicationVersion")
 	}
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/rollgate/rollgate/controllers/health"
 	imageref "github.com/rollgate/rollgate/controllers/image"
+	"github.com/rollgate/rollgate/controllers/rollout"
 )
 
 // podUpgradeTimes lists the workload's pods (uncached: the manager does not watch pods) and times
@@ -35,6 +36,34 @@ func podUpgradeDurations(pods []corev1.Pod, container, image string, since time.
 		}
 		if r := health.ReadyCondition(p); r != nil && r.Status == corev1.ConditionTrue && !r.LastTransitionTime.Time.Before(created) {
 			out = append(out, r.LastTransitionTime.Sub(created))
+		}
+	}
+	return out
+}
+
+// newPods sums up the workload's pods that run image in the managed container and are not being
+// deleted (uncached: the manager does not watch pods).
+func newPods(ctx context.Context, reader client.Reader, w *workload, container, image string) (*rollout.Pods, error) {
+	pods, err := listPods(ctx, reader, w.object().GetNamespace(), w.selector())
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", w.describe(), err)
+	}
+	return podsOf(pods, container, image), nil
+}
+
+func podsOf(pods []corev1.Pod, container, image string) *rollout.Pods {
+	out := &rollout.Pods{}
+	for i := range pods {
+		p := &pods[i]
+		if c := managedContainer(p.Spec.Containers, container); p.DeletionTimestamp != nil || c == nil || !imageref.Renders(c.Image, image) {
+			continue
+		}
+		if out.Count == 0 || p.CreationTimestamp.Time.Before(out.FirstCreated) {
+			out.FirstCreated = p.CreationTimestamp.Time
+		}
+		out.Count++
+		if r := health.ReadyCondition(p); r != nil && r.Status == corev1.ConditionTrue {
+			out.Ready++
 		}
 	}
 	return out

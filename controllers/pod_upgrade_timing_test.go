@@ -1,6 +1,7 @@
 package controllers
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -64,5 +65,34 @@ func TestPodUpgradeDurations(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+func TestPodsOfAVersion(t *testing.T) {
+	t0 := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	pod := func(created time.Duration, ready bool, image string) corev1.Pod {
+		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(t0.Add(created))}}
+		p.Spec.Containers = []corev1.Container{{Name: "proxy", Image: "envoy:1"}, {Name: "app", Image: image}}
+		status := corev1.ConditionFalse
+		if ready {
+			status = corev1.ConditionTrue
+		}
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: status}}
+		return p
+	}
+	const newImage = "ghcr.io/acme/web:1.4.0"
+	deleting := pod(0, false, newImage)
+	deleting.DeletionTimestamp = &metav1.Time{Time: t0}
+	got := podsOf([]corev1.Pod{
+		pod(-time.Hour, true, "ghcr.io/acme/web:1.3.0"), // the old version
+		pod(5*time.Second, true, newImage),
+		pod(3*time.Second, false, newImage+"@sha256:"+strings.Repeat("a", 64)), // pinned by a webhook: still the version
+		deleting,
+	}, "app", newImage)
+	if got.Count != 2 || got.Ready != 1 || !got.FirstCreated.Equal(t0.Add(3*time.Second)) {
+		t.Errorf("pods = %+v, want 2 of the version, 1 Ready, the first created at +3s", *got)
+	}
+	if none := podsOf(nil, "app", newImage); none.Count != 0 || !none.FirstCreated.IsZero() {
+		t.Errorf("no pods = %+v", *none)
 	}
 }

@@ -9,6 +9,9 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
@@ -22,7 +25,8 @@ import (
 
 // bindWorld runs the rollout engine through Reconcile against the fake client, and plays the
 // renderer, the Deployment controller and the kubelet in between: the Deployment runs what
-// rollout.RenderImage says, and is healthy unless its image is broken. failAt makes the failAt-th
+// rollout.RenderImage says, and is healthy unless its image is broken (then one of its two pods is
+// not Ready). failAt makes the failAt-th
 // write of the config (metadata or status) fail once.
 type bindWorld struct {
 	t      *testing.T
@@ -53,7 +57,7 @@ func newBindWorld(t *testing.T, failAt int) *bindWorld {
 	objs := testObjects()
 	objs[2].(*v1alpha1.RollingUpgradeConfig).Spec.MaxRollbacks = 2
 	w.c = fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(objs...).
-		WithStatusSubresource(&v1alpha1.RollingUpgradeConfig{}, &appsv1.Deployment{}).
+		WithStatusSubresource(&v1alpha1.RollingUpgradeConfig{}, &appsv1.Deployment{}, &corev1.Pod{}).
 		WithIndex(&v1alpha1.RollingUpgradeConfig{}, indexTarget, configIndexes[indexTarget]).
 		WithInterceptorFuncs(interceptor.Funcs{
 			Update: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
@@ -113,7 +117,43 @@ func (w *bindWorld) step() {
 	if err := w.c.Status().Update(ctx, &d); err != nil {
 		w.t.Fatal(err)
 	}
+	w.playPods(&d, ready)
 	w.clock.SetTime(w.clock.Now().Add(20 * time.Second))
+}
+
+// playPods keeps the Deployment's two pods on its template's image, ready of them Ready: a new
+// image replaces both, created now.
+func (w *bindWorld) playPods(d *appsv1.Deployment, ready int32) {
+	ctx := context.Background()
+	img := d.Spec.Template.Spec.Containers[0].Image
+	for i := range int32(2) {
+		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: d.Namespace, Name: fmt.Sprintf("%s-%d", d.Name, i)}}
+		err := w.c.Get(ctx, client.ObjectKeyFromObject(p), p)
+		if err == nil && p.Spec.Containers[0].Image != img {
+			if err := w.c.Delete(ctx, p); err != nil {
+				w.t.Fatal(err)
+			}
+			p = &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: d.Namespace, Name: p.Name}}
+			err = apierrors.NewNotFound(corev1.Resource("pods"), p.Name)
+		}
+		if apierrors.IsNotFound(err) {
+			p.Labels, p.CreationTimestamp = d.Spec.Template.Labels, metav1.NewTime(w.clock.Now())
+			p.Spec = *d.Spec.Template.Spec.DeepCopy()
+			if err := w.c.Create(ctx, p); err != nil {
+				w.t.Fatal(err)
+			}
+		} else if err != nil {
+			w.t.Fatal(err)
+		}
+		status := corev1.ConditionFalse
+		if i < ready {
+			status = corev1.ConditionTrue
+		}
+		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: status}}
+		if err := w.c.Status().Update(ctx, p); err != nil {
+			w.t.Fatal(err)
+		}
+	}
 }
 
 func (w *bindWorld) announce(version string, broken bool) {

@@ -23,6 +23,7 @@ import (
 // rollgate renders its image back a few times, then stops instead of flapping the workload, and
 // reports the other field manager and the fix.
 func TestFightingFieldManagerIsReported(t *testing.T) {
+	inNamespaceOnly(t)
 	s := newScenario(t, "fight")
 	fromGit := filepath.Join(t.TempDir(), "deployment.yaml")
 	manifest := fmt.Sprintf(`apiVersion: apps/v1

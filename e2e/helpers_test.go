@@ -126,3 +126,10 @@ func podReady(p *corev1.Pod) *corev1.PodCondition {
 	}
 	return nil
 }
+
+// inNamespaceOnly marks a test that changes nothing outside its own namespace (no kwok stage, no
+// control-plane process, no cluster-scoped object): it runs in parallel with the other such tests,
+// once the tests that do change the cluster are done.
+func inNamespaceOnly(t *testing.T) {
+	t.Parallel()
+}

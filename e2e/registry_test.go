@@ -62,6 +62,7 @@ func listedFrom(repo string) func(*v1alpha1.RollingUpgradeConfig) {
 
 // The registry source alone finds the newest tag and rolls it out.
 func TestScenarioRegistrySource(t *testing.T) {
+	inNamespaceOnly(t)
 	s := newScenario(t, "registry")
 	host := startRegistry(t, "1.0.0", "1.1.0", "1.3.0", "latest", "2.0.0")
 	repo := host + "/demo/app"

@@ -32,6 +32,7 @@ func renovateImport(t *testing.T, args ...string) string {
 // A Renovate report announces 1.3.0 (and a major 2.0.0): the import moves the ApplicationVersion
 // to 1.3.0, idempotently, and rollgate rolls it out.
 func TestScenarioRenovateReportImport(t *testing.T) {
+	inNamespaceOnly(t)
 	s := newScenario(t, "import")
 	s.create(deployment(s.ns, "app", img("1.0.0"), 2), appVersion("1.0.0"), config())
 	report := filepath.Join(t.TempDir(), "report.json")

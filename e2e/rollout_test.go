@@ -23,6 +23,7 @@ import (
 
 // a. An ApplicationVersion announces 1.1.0: it is rolled out and recorded once.
 func TestScenarioRolloutCompletes(t *testing.T) {
+	inNamespaceOnly(t)
 	s := newScenario(t, "rollout")
 	s.create(deployment(s.ns, "app", img("1.0.0"), 3), appVersion("1.0.0"), config())
 	s.start()
@@ -62,6 +63,7 @@ func TestScenarioRolloutCompletes(t *testing.T) {
 
 // b. A version announced outside the window is held, then applied when the window opens.
 func TestScenarioWindowHoldsThenApplies(t *testing.T) {
+	inNamespaceOnly(t)
 	s := newScenario(t, "window")
 	// A one-minute window opening at the next minute boundary at least 20 s away.
 	opens := time.Now().UTC().Add(20 * time.Second).Truncate(time.Minute).Add(time.Minute)
@@ -246,6 +248,7 @@ func TestScenarioManagerKilledDuringHealthCheck(t *testing.T) {
 
 // g. A non-semver version is ignored with a visible reason; the sidecar's image never changes.
 func TestScenarioNonSemverIgnoredSidecarUntouched(t *testing.T) {
+	inNamespaceOnly(t)
 	s := newScenario(t, "sidecar")
 	d := deployment(s.ns, "app", img("1.0.0"), 2)
 	sidecar := corev1.Container{Name: "log-shipper", Image: "e2e.local/demo/log-shipper:2.1.0",
@@ -307,6 +310,7 @@ func TestScenarioProgressDeadlineRollsBackEarly(t *testing.T) {
 
 // The renderer alone (no rollout engine) renders a target-image a human sets by hand.
 func TestRendererAloneRendersHandSetImage(t *testing.T) {
+	inNamespaceOnly(t)
 	s := newScenario(t, "renderer")
 	s.create(deployment(s.ns, "app", img("1.0.0"), 2), config())
 	s.start("--controllers=renderer")

@@ -1,6 +1,9 @@
 #!/usr/bin/env bash
 # `make bench-scale N=1000`: one version announced to N configs on a cluster of its own, timed
-# against a bare client on the same cluster; see hack/benchscale for what it prints.
+# against a bare client on the same cluster; see hack/benchscale for what it prints. Settings:
+# UNRELATED (unrelated ConfigMaps and Deployments, default 0), IDLE (how long the settled manager is
+# watched, default 5m), READY_DELAY (ms before a pod is Ready, default 2000), MANAGER (the binary,
+# default bin/rollgate) and MANAGER_ARGS (its extra flags).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 : "${KUBECTL:?run through make bench-scale}"
@@ -19,4 +22,4 @@ hack/cluster/cluster.sh ready-delay "${READY_DELAY:-2000}"
 "$KUBECTL" --kubeconfig "$KUBECONFIG_OUT" apply --server-side -k config/crd >/dev/null
 "$KUBECTL" --kubeconfig "$KUBECONFIG_OUT" wait --for=condition=Established --timeout=60s crd/rollingupgradeconfigs.rollgate.dev >/dev/null
 go run ./hack/benchscale -kubeconfig "$KUBECONFIG_OUT" -n "$N" -unrelated "${UNRELATED:-0}" -idle "${IDLE:-5m}" \
-  -manager bin/rollgate -manager-args "${MANAGER_ARGS:-}" -pids "$CACHE/kwok-workdir/clusters/$CLUSTER/pids"
+  -manager "${MANAGER:-bin/rollgate}" -manager-args "${MANAGER_ARGS:-}" -pids "$CACHE/kwok-workdir/clusters/$CLUSTER/pids"

@@ -116,7 +116,15 @@ func judge(d *Decision, in Input, w *Workload, ver string, started time.Time) {
 		switch {
 		case rendered && w.Verdict.State == health.Healthy:
 			verdict = v1alpha1.ResultHealthy
-		case (rendered && w.Verdict.State == health.Failed) || elapsed >= timeout:
+		case rendered && w.Verdict.State == health.Failed:
+			verdict = v1alpha1.ResultRolledBack
+		case elapsed >= timeout:
+			if why, next := notFailedYet(w, rendered, timeout, in.Now); why != "" {
+				d.progressing(v1alpha1.ReasonProgressing, "rolling out %s to %s: the health timeout has passed, but %s; "+
+					"the version is judged once its pods can be", ver, describeTarget(recordedTargetOf(in.Config.Spec)), why)
+				d.RequeueAfter = next
+				return
+			}
 			verdict = v1alpha1.ResultRolledBack
 		}
 	}
@@ -155,6 +163,34 @@ func judge(d *Decision, in Input, w *Workload, ver string, started time.Time) {
 	default:
 		checking(d, ver, recordedTargetOf(in.Config.Spec), started.Add(timeout), in.Now)
 	}
+}
+
+// notFailedYet says why a check past its health timeout must not fail the version yet, and when
+// to look again; "" when it fails. The timeout is the version's time to become healthy in the
+// cluster, and a control plane that has fallen behind (thousands of rollouts at once) takes some
+// of it: its controller may not have seen the new template yet, may not have created a pod of the
+// version yet, or may lag in counting the version's Ready pods and removing the old ones. A
+// version fails only on its own evidence: one of its pods is not Ready a whole health timeout
+// after its first pod was created. Until then the check waits, as it does for a blocked workload;
+// a workload that never gets there keeps the rollout in flight (RollgateRolloutStuck), which is
+// no worse than not rolling out.
+func notFailedYet(w *Workload, rendered bool, timeout time.Duration, now time.Time) (string, time.Duration) {
+	pods := w.NewPods
+	switch {
+	case !rendered || pods == nil:
+		return "", 0
+	case w.Verdict.Reason == health.ReasonGenerationNotObserved:
+		return "the workload's controller has not yet seen the new template", HealthPoll
+	case pods.Count == 0:
+		return "no pod of the version has been created yet", HealthPoll
+	case pods.Ready == pods.Count:
+		return fmt.Sprintf("its %d pods are Ready and the workload's controller has yet to count them or remove the old ones", pods.Count), HealthPoll
+	case now.Sub(pods.FirstCreated) < timeout:
+		first := pods.FirstCreated.Add(timeout)
+		return fmt.Sprintf("its first pod was created only at %s; the version has until %s", pods.FirstCreated.UTC().Format(time.RFC3339),
+			first.UTC().Format(time.RFC3339)), first.Sub(now)
+	}
+	return "", 0
 }
 
 // failure says why a health check failed.

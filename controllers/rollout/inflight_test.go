@@ -319,3 +319,63 @@ func TestAResumedCheckIsJudgedOnlyOnceItsTimerIsWritten(t *testing.T) {
 		t.Errorf("retry: outcome %q, history %s", d.Outcome, history(d.Status))
 	}
 }
+
+// TestATimeoutFailsAVersionOnlyOnItsOwnEvidence: a control plane that has fallen behind (5,000
+// rollouts at once) takes part of the health timeout: its controller has not seen the template,
+// or has created no pod of the version yet, or has not counted its Ready pods nor removed the old
+// ones. Past the timeout the version fails only when one of its own pods is not Ready a whole
+// health timeout after its first pod was created; until then the check waits and writes once.
+func TestATimeoutFailsAVersionOnlyOnItsOwnEvidence(t *testing.T) {
+	timeout := 10 * time.Minute
+	started := now.Add(-timeout - time.Minute)
+	notObserved := health.Verdict{State: health.Progressing, Reason: health.ReasonGenerationNotObserved, Message: "generation 5 not yet observed"}
+	cases := []struct {
+		name     string
+		workload *Workload
+		// expected
+		wantPhase   v1alpha1.Phase
+		wantEvents  string
+		wantRequeue time.Duration
+	}{
+		{name: "the controller has not seen the new template", workload: withPods(deploymentAt("1.1.0", notObserved), 0, 0, time.Time{}),
+			wantPhase: v1alpha1.PhaseInProgress, wantRequeue: HealthPoll},
+		{name: "no pod of the version yet", workload: withPods(deploymentAt("1.1.0", pending), 0, 0, time.Time{}),
+			wantPhase: v1alpha1.PhaseInProgress, wantRequeue: HealthPoll},
+		{name: "its pods are Ready; the controller has yet to count them and remove the old ones",
+			workload:  withPods(deploymentAt("1.1.0", pending), 1, 1, started.Add(2*time.Second)),
+			wantPhase: v1alpha1.PhaseInProgress, wantRequeue: HealthPoll},
+		{name: "a pod not Ready, but the first pod came a minute ago: the version has its full timeout from it",
+			workload:  withPods(deploymentAt("1.1.0", pending), 2, 1, now.Add(-time.Minute)),
+			wantPhase: v1alpha1.PhaseInProgress, wantRequeue: timeout - time.Minute},
+		{name: "a pod not Ready a whole timeout after the first was created: rolled back",
+			workload:  withPods(deploymentAt("1.1.0", pending), 2, 1, started.Add(2*time.Second)),
+			wantPhase: v1alpha1.PhaseRollingBack, wantEvents: "UpdateRollback", wantRequeue: HealthPoll},
+		{name: "the image never reached the workload: rolled back", workload: withPods(deploymentAt("1.0.0", healthy), 0, 0, time.Time{}),
+			wantPhase: v1alpha1.PhaseRollingBack, wantEvents: "UpdateRollback", wantRequeue: HealthPoll},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := config(current("1.0.0"), inFlight(StepHealthCheck, repo+":1.1.0", started))
+			if !PastDeadline(cfg, now) {
+				t.Fatal("the check is past its deadline, PastDeadline says it is not")
+			}
+			d := Decide(Input{Now: now, Config: cfg, Workload: tc.workload})
+			if d.Status.Phase != tc.wantPhase || reasons(d.Events) != tc.wantEvents || d.RequeueAfter != tc.wantRequeue {
+				t.Fatalf("phase %s, events %q, requeue %s; want %s, %q, %s (%s)", d.Status.Phase, reasons(d.Events), d.RequeueAfter,
+					tc.wantPhase, tc.wantEvents, tc.wantRequeue, condition(d, meta.ReadyCondition).Message)
+			}
+			if tc.wantPhase == v1alpha1.PhaseInProgress {
+				// Waiting writes once: the next look with the same facts changes nothing.
+				again := Decide(Input{Now: now.Add(HealthPoll), Config: next(cfg, d), Workload: tc.workload})
+				if !apiequality(again.Status, next(cfg, d).Status) || len(again.Events) != 0 || len(d.Status.VersionHistory) != 0 {
+					t.Errorf("waiting past the deadline rewrote the config or recorded a verdict: %+v", again.Status.Conditions)
+				}
+			}
+		})
+	}
+}
+
+func withPods(w *Workload, count, ready int, first time.Time) *Workload {
+	w.NewPods = &Pods{Count: count, Ready: ready, FirstCreated: first}
+	return w
+}

@@ -62,6 +62,26 @@ type Workload struct {
 	// the rendered image; at v1alpha1.MaxImageReverts the renderer stopped.
 	ImageReverts    int
 	ImageRevertedBy string
+	// NewPods are the workload's pods that run the target image, read only once the health
+	// timeout has passed (PastDeadline); nil otherwise. A controller that has fallen behind (a
+	// few thousand rollouts at once) reports stale counts in its status: the pods tell whether the
+	// version itself fails.
+	NewPods *Pods
+}
+
+// Pods sums up the pods of one version.
+type Pods struct {
+	Count, Ready int
+	// FirstCreated is when the first of them was created: the version's first moment in the cluster.
+	FirstCreated time.Time
+}
+
+// PastDeadline reports whether the health check in flight has reached its health timeout: the
+// moment the decision needs the new version's pods (Workload.NewPods).
+func PastDeadline(cfg *v1alpha1.RollingUpgradeConfig, now time.Time) bool {
+	a := AnnotationsOf(cfg)
+	started, err := time.Parse(time.RFC3339, a.UpdateStarted)
+	return a.Step == StepHealthCheck && a.CheckPaused == "" && err == nil && !now.Before(started.Add(cfg.Spec.HealthTimeoutOrDefault()))
 }
 
 // Candidate is one announced version.
