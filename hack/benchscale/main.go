@@ -364,7 +364,7 @@ func (b *bench) waitConfigs(ctx context.Context, done func(*v1alpha1.RollingUpgr
 }
 
 // waitAll polls count every 100 ms until it reaches n, printing progress every 10 s; it gives up
-// after five minutes without progress.
+// after 15 minutes without progress (at N=5,000 the first of them may take several minutes).
 func waitAll(ctx context.Context, n int, count func() (int, error)) (time.Time, error) {
 	last, lastChange, lastPrint := -1, time.Now(), time.Now()
 	for {
@@ -379,8 +379,8 @@ func waitAll(ctx context.Context, n int, count func() (int, error)) (time.Time, 
 		if got != last {
 			last, lastChange = got, now
 		}
-		if now.Sub(lastChange) > 5*time.Minute {
-			return time.Time{}, fmt.Errorf("stuck at %d of %d for 5 minutes", got, n)
+		if now.Sub(lastChange) > 15*time.Minute {
+			return time.Time{}, fmt.Errorf("stuck at %d of %d for 15 minutes", got, n)
 		}
 		if now.Sub(lastPrint) > 10*time.Second {
 			step("  %d of %d", got, n)
