@@ -41,7 +41,8 @@ func newManager(ctx context.Context, cfg *rest.Config, o options) (ctrl.Manager,
 		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
 	// Clusters hold many large ConfigMaps; only the labelled ones are signals, so only they are
-	// cached. Pods are never cached (read directly in the rare StatefulSet rollback).
+	// cached. Pods are never cached: they are read directly, and rarely (when a rollout ends, when a
+	// health check passes its timeout without a verdict, in a StatefulSet rollback).
 	cacheOpts := cache.Options{DefaultTransform: controllers.TrimForCache, ByObject: map[client.Object]cache.ByObject{
 		&corev1.ConfigMap{}: {Label: labels.SelectorFromSet(labels.Set{rollgatev1alpha1.VersionSourceLabel: "true"})},
 	}}
