@@ -2,7 +2,6 @@ package controllers
 
 import (
 	"context"
-	"fmt"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -16,9 +15,9 @@ import (
 // podUpgradeTimes lists the workload's pods (uncached: the manager does not watch pods) and times
 // those that run image in the managed container and were created since the rollout started.
 func podUpgradeTimes(ctx context.Context, reader client.Reader, w *workload, container, image string, since time.Time) ([]time.Duration, error) {
-	pods, err := listPods(ctx, reader, w.object().GetNamespace(), w.selector())
+	pods, err := w.podsOnce(ctx, reader)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", w.describe(), err)
+		return nil, err
 	}
 	return podUpgradeDurations(pods, container, image, since), nil
 }
@@ -31,7 +30,7 @@ func podUpgradeDurations(pods []corev1.Pod, container, image string, since time.
 	for i := range pods {
 		p := &pods[i]
 		created := p.CreationTimestamp.Time
-		if c := managedContainer(p.Spec.Containers, container); created.Before(since) || c == nil || !imageref.Renders(c.Image, image) {
+		if created.Before(since) || !runsImage(p, container, image) {
 			continue
 		}
 		if r := health.ReadyCondition(p); r != nil && r.Status == corev1.ConditionTrue && !r.LastTransitionTime.Time.Before(created) {
@@ -44,18 +43,24 @@ func podUpgradeDurations(pods []corev1.Pod, container, image string, since time.
 // newPods sums up the workload's pods that run image in the managed container and are not being
 // deleted (uncached: the manager does not watch pods).
 func newPods(ctx context.Context, reader client.Reader, w *workload, container, image string) (*rollout.Pods, error) {
-	pods, err := listPods(ctx, reader, w.object().GetNamespace(), w.selector())
+	pods, err := w.podsOnce(ctx, reader)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", w.describe(), err)
+		return nil, err
 	}
 	return podsOf(pods, container, image), nil
+}
+
+// runsImage: the pod's managed container (the named one, or the first) runs image.
+func runsImage(p *corev1.Pod, container, image string) bool {
+	c := managedContainer(p.Spec.Containers, container)
+	return c != nil && imageref.Renders(c.Image, image)
 }
 
 func podsOf(pods []corev1.Pod, container, image string) *rollout.Pods {
 	out := &rollout.Pods{}
 	for i := range pods {
 		p := &pods[i]
-		if c := managedContainer(p.Spec.Containers, container); p.DeletionTimestamp != nil || c == nil || !imageref.Renders(c.Image, image) {
+		if p.DeletionTimestamp != nil || !runsImage(p, container, image) {
 			continue
 		}
 		if out.Count == 0 || p.CreationTimestamp.Time.Before(out.FirstCreated) {

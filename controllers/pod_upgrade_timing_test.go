@@ -1,12 +1,18 @@
 package controllers
 
 import (
+	"context"
 	"strings"
 	"testing"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
 )
 
 func TestPodUpgradeDurations(t *testing.T) {
@@ -94,5 +100,36 @@ func TestPodsOfAVersion(t *testing.T) {
 	}
 	if none := podsOf(nil, "app", newImage); none.Count != 0 || !none.FirstCreated.IsZero() {
 		t.Errorf("no pods = %+v", *none)
+	}
+}
+
+// A reconcile that ends a check past its deadline needs the pods twice (the evidence, then the
+// timing): they are listed once.
+func TestAWorkloadsPodsAreListedOncePerReconcile(t *testing.T) {
+	lists := 0
+	c := fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(testObjects()...).
+		WithInterceptorFuncs(interceptor.Funcs{List: func(ctx context.Context, cl client.WithWatch, list client.ObjectList, opts ...client.ListOption) error {
+			if _, ok := list.(*corev1.PodList); ok {
+				lists++
+			}
+			return cl.List(ctx, list, opts...)
+		}}).Build()
+	ctx := context.Background()
+	var ruc v1alpha1.RollingUpgradeConfig
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web"}, &ruc); err != nil {
+		t.Fatal(err)
+	}
+	w, err := getWorkload(ctx, c, &ruc)
+	if err != nil || w == nil {
+		t.Fatalf("workload %v, %v", w, err)
+	}
+	if _, err := newPods(ctx, c, w, "", "ghcr.io/acme/web:1.1.0"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := podUpgradeTimes(ctx, c, w, "", "ghcr.io/acme/web:1.1.0", time.Time{}); err != nil {
+		t.Fatal(err)
+	}
+	if lists != 1 {
+		t.Errorf("pods listed %d times, want 1", lists)
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"slices"
 
-	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -23,16 +22,10 @@ var rollgateWorkloadAnnotations = []string{v1alpha1.LastImageAnnotation, v1alpha
 // leaves it as it is. The patch carries the resourceVersion, so a concurrent change of the
 // managedFields is not overwritten: it fails with a conflict and is retried.
 //
-// The workload is read afresh from the API server (reader): the cached copy keeps only the
-// managedFields entries that own an image (TrimForCache), and the list written back must be whole.
-func releaseWorkload(ctx context.Context, reader client.Reader, c client.Client, w *workload) error {
-	var obj client.Object = &appsv1.StatefulSet{}
-	if w.deployment != nil {
-		obj = &appsv1.Deployment{}
-	}
-	if err := reader.Get(ctx, client.ObjectKeyFromObject(w.object()), obj); err != nil {
-		return client.IgnoreNotFound(err)
-	}
+// w must be read afresh from the API server: the cached copy keeps only the managedFields entries
+// that own an image (TrimForCache), and the list written back must be whole.
+func releaseWorkload(ctx context.Context, c client.Client, w *workload) error {
+	obj := w.object()
 	orig := obj.DeepCopyObject().(client.Object)
 	fields := obj.GetManagedFields()
 	kept := slices.DeleteFunc(slices.Clone(fields), func(e metav1.ManagedFieldsEntry) bool { return e.Manager == v1alpha1.FieldManager })

@@ -204,8 +204,15 @@ func (r *RollingUpgradeConfigReconciler) finalize(ctx context.Context, ruc *v1al
 		return ctrl.Result{RequeueAfter: f.RequeueAfter}, nil
 	}
 	if f.Workload && w != nil {
-		if err := releaseWorkload(ctx, r.APIReader, r.Client, w); err != nil {
+		// Read afresh: the cached copy lacks most managedFields (TrimForCache).
+		fresh, err := getWorkload(ctx, r.APIReader, ruc)
+		if err != nil {
 			return ctrl.Result{}, err
+		}
+		if fresh != nil {
+			if err := releaseWorkload(ctx, r.Client, fresh); err != nil {
+				return ctrl.Result{}, err
+			}
 		}
 	}
 	subject := ruc.DeepCopy()

@@ -20,6 +20,11 @@ import (
 type workload struct {
 	deployment  *appsv1.Deployment
 	statefulSet *appsv1.StatefulSet
+
+	// pods are its pods once listed (podsOnce): one reconcile may need them for the verdict of a
+	// partitioned StatefulSet, a check past its deadline and the timing of a rollout's pods.
+	pods     []corev1.Pod
+	podsRead bool
 }
 
 // getWorkload reads the target of a config; nil when it does not exist.
@@ -94,6 +99,18 @@ func listPods(ctx context.Context, reader client.Reader, namespace string, sel *
 	return pods.Items, nil
 }
 
+// podsOnce lists the workload's pods the first time it is asked, and returns the same list after.
+func (w *workload) podsOnce(ctx context.Context, reader client.Reader) ([]corev1.Pod, error) {
+	if !w.podsRead {
+		pods, err := listPods(ctx, reader, w.object().GetNamespace(), w.selector())
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", w.describe(), err)
+		}
+		w.pods, w.podsRead = pods, true
+	}
+	return w.pods, nil
+}
+
 // verdict judges the workload. The pods of a StatefulSet are read (uncached) only when it has a
 // partition, the one case where its status counts cannot tell the new pods from the old.
 func (w *workload) verdict(ctx context.Context, reader client.Reader, opts health.Options) (health.Verdict, error) {
@@ -103,8 +120,8 @@ func (w *workload) verdict(ctx context.Context, reader client.Reader, opts healt
 	var pods []corev1.Pod
 	if health.NeedsPods(w.statefulSet) {
 		var err error
-		if pods, err = listPods(ctx, reader, w.statefulSet.Namespace, w.statefulSet.Spec.Selector); err != nil {
-			return health.Verdict{}, fmt.Errorf("%s: %w", w.describe(), err)
+		if pods, err = w.podsOnce(ctx, reader); err != nil {
+			return health.Verdict{}, err
 		}
 	}
 	return health.StatefulSet(w.statefulSet, pods, opts), nil

@@ -51,6 +51,11 @@ func TestScenarioConfigDeletedMidCheck(t *testing.T) {
 				return got == img("1.1.0"), got, nil
 			})
 
+			// The managers that own fields of the workload besides rollgate, which must keep them.
+			var before appsv1.Deployment
+			if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: s.ns, Name: "app"}, &before); err != nil {
+				t.Fatal(err)
+			}
 			if err := k8s.Delete(context.Background(), s.config()); err != nil {
 				t.Fatal(err)
 			}
@@ -63,9 +68,16 @@ func TestScenarioConfigDeletedMidCheck(t *testing.T) {
 				return false, fmt.Sprintf("finalizers %v", c.Finalizers), client.IgnoreNotFound(err)
 			})
 			d := waitImage(t, s, tc.wantImage)
+			owners := map[string]bool{}
 			for _, e := range d.ManagedFields {
+				owners[e.Manager+" "+e.Subresource] = true
 				if e.Manager == v1alpha1.FieldManager {
 					t.Errorf("rollgate still manages fields of the workload: %s", e.FieldsV1.String())
+				}
+			}
+			for _, e := range before.ManagedFields {
+				if e.Manager != v1alpha1.FieldManager && !owners[e.Manager+" "+e.Subresource] {
+					t.Errorf("releasing the workload dropped the fields of %s %s", e.Manager, e.Subresource)
 				}
 			}
 			for _, k := range []string{v1alpha1.LastImageAnnotation, v1alpha1.LastUpdatedByAnnotation} {
