@@ -12,8 +12,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/rand"
@@ -83,17 +81,8 @@ func (s *scenario) completed(version string, n int, timeout time.Duration) *v1al
 // count (client-go's rest_client_requests_total).
 func requestsAnswered(t *testing.T, m *manager, code int) int {
 	t.Helper()
-	_, body, err := get(context.Background(), "http://"+m.metrics+"/metrics", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
 	n := 0
-	for _, m := range families["rest_client_requests_total"].GetMetric() {
+	for _, m := range m.scrape(t)["rest_client_requests_total"].GetMetric() {
 		for _, l := range m.GetLabel() {
 			if l.GetName() == "code" && l.GetValue() == strconv.Itoa(code) {
 				n += int(m.GetCounter().GetValue())

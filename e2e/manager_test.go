@@ -16,6 +16,9 @@ import (
 	"testing"
 	"time"
 
+	dto "github.com/prometheus/client_model/go"
+	"github.com/prometheus/common/expfmt"
+	"github.com/prometheus/common/model"
 	coordinationv1 "k8s.io/api/coordination/v1"
 	"k8s.io/apimachinery/pkg/util/rand"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -65,6 +68,21 @@ func startManagerOn(t *testing.T, metricsAddr string, extra ...string) *manager 
 		}
 	})
 	return m
+}
+
+// scrape reads the manager's metrics, by family name.
+func (m *manager) scrape(t *testing.T) map[string]*dto.MetricFamily {
+	t.Helper()
+	_, body, err := get(context.Background(), "http://"+m.metrics+"/metrics", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	parser := expfmt.NewTextParser(model.UTF8Validation)
+	families, err := parser.TextToMetricFamilies(strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return families
 }
 
 // kill SIGKILLs the manager and waits until it is gone; its exit error is the kill's own.

@@ -56,8 +56,16 @@ func (s *scenario) create(objs ...client.Object) {
 	s.t.Helper()
 	for _, o := range objs {
 		o.SetNamespace(s.ns)
+	}
+	create(s.t, objs...)
+}
+
+// create creates objects in the namespaces they name.
+func create(t *testing.T, objs ...client.Object) {
+	t.Helper()
+	for _, o := range objs {
 		if err := k8s.Create(context.Background(), o); err != nil {
-			s.t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
+			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
 		}
 	}
 }

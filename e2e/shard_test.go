@@ -4,17 +4,13 @@ package e2e
 
 import (
 	"cmp"
-	"context"
 	"fmt"
 	"slices"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/prometheus/common/expfmt"
-	"github.com/prometheus/common/model"
 	"k8s.io/apimachinery/pkg/util/rand"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
 )
@@ -107,29 +103,11 @@ func TestScenarioShards(t *testing.T) {
 	}
 }
 
-func create(t *testing.T, objs ...client.Object) {
-	t.Helper()
-	for _, o := range objs {
-		if err := k8s.Create(context.Background(), o); err != nil {
-			t.Fatalf("creating %T %s: %v", o, o.GetName(), err)
-		}
-	}
-}
-
 // configsCounted lists, sorted, the configs of namespace ns that a counter of the manager counts.
 func configsCounted(t *testing.T, m *manager, ns, counter string) []string {
 	t.Helper()
-	_, body, err := get(context.Background(), "http://"+m.metrics+"/metrics", "")
-	if err != nil {
-		t.Fatal(err)
-	}
-	parser := expfmt.NewTextParser(model.UTF8Validation)
-	families, err := parser.TextToMetricFamilies(strings.NewReader(body))
-	if err != nil {
-		t.Fatal(err)
-	}
 	var names []string
-	for _, s := range families[counter].GetMetric() {
+	for _, s := range m.scrape(t)[counter].GetMetric() {
 		labels := map[string]string{}
 		for _, l := range s.GetLabel() {
 			labels[l.GetName()] = l.GetValue()

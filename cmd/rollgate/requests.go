@@ -63,8 +63,8 @@ func describeRequest(r *http.Request) (verb, resource string) {
 	named := len(parts) >= 2
 	switch r.Method {
 	case http.MethodGet:
-		switch {
-		case r.URL.Query().Get("watch") == "true" || r.URL.Query().Get("watch") == "1":
+		switch watch := r.URL.Query().Get("watch"); {
+		case watch == "true" || watch == "1":
 			return "watch", resource
 		case named:
 			return "get", resource

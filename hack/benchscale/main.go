@@ -19,14 +19,13 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/go-logr/logr"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
+	"golang.org/x/sync/errgroup"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -213,24 +212,12 @@ type bench struct {
 
 // parallel runs do(0..n-1) on 32 workers and returns the first error.
 func parallel(n int, do func(i int) error) error {
-	var next atomic.Int64
-	var first error
-	var once sync.Once
-	var wg sync.WaitGroup
-	for range 32 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := int(next.Add(1)) - 1; i < n; i = int(next.Add(1)) - 1 {
-				if err := do(i); err != nil {
-					once.Do(func() { first = err })
-					return
-				}
-			}
-		}()
+	var g errgroup.Group
+	g.SetLimit(32)
+	for i := range n {
+		g.Go(func() error { return do(i) })
 	}
-	wg.Wait()
-	return first
+	return g.Wait()
 }
 
 func appName(i int) string { return fmt.Sprintf("app-%05d", i) }
