@@ -169,18 +169,24 @@ func cmSource(name, key string) v1alpha1.VersionSource {
 
 func waitCondition(t *testing.T, key client.ObjectKey, typ string, ok func(*metav1.Condition) bool) *v1alpha1.RollingUpgradeConfig {
 	t.Helper()
+	return waitConfig(t, key, "condition "+typ, func(ruc *v1alpha1.RollingUpgradeConfig) bool {
+		c := apimeta.FindStatusCondition(ruc.Status.Conditions, typ)
+		return c != nil && ok(c)
+	})
+}
+
+// waitConfig waits until the config satisfies ok; what is the state it waits for, for the failure.
+func waitConfig(t *testing.T, key client.ObjectKey, what string, ok func(*v1alpha1.RollingUpgradeConfig) bool) *v1alpha1.RollingUpgradeConfig {
+	t.Helper()
 	var ruc v1alpha1.RollingUpgradeConfig
-	var last string
 	err := wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
 		if err := k8s.Get(ctx, key, &ruc); err != nil {
 			return false, err
 		}
-		c := apimeta.FindStatusCondition(ruc.Status.Conditions, typ)
-		last = fmt.Sprintf("%+v", ruc.Status.Conditions)
-		return c != nil && ok(c), nil
+		return ok(&ruc), nil
 	})
 	if err != nil {
-		t.Fatalf("%s: condition %s not reached: %v; conditions: %s", key, typ, err, last)
+		t.Fatalf("%s: %s not reached: %v; annotations %v, conditions %+v", key, what, err, ruc.Annotations, ruc.Status.Conditions)
 	}
 	return &ruc
 }
@@ -334,12 +340,10 @@ func TestIntegrationUnlabelledConfigMapIsNotRead(t *testing.T) {
 	must(t, k8s.Get(context.Background(), client.ObjectKey{Namespace: ns, Name: "versions"}, &cm))
 	cm.Labels = map[string]string{v1alpha1.VersionSourceLabel: "true"}
 	must(t, k8s.Update(context.Background(), &cm))
-	ruc := waitCondition(t, client.ObjectKey{Namespace: ns, Name: "web"}, meta.ReconcilingCondition, func(c *metav1.Condition) bool {
-		return c.Status == metav1.ConditionTrue && c.Reason == v1alpha1.ReasonProgressing
+	// A start writes the status before the annotations, so the annotation is what says it started.
+	waitConfig(t, client.ObjectKey{Namespace: ns, Name: "web"}, "target-image "+repo+":1.1.0", func(ruc *v1alpha1.RollingUpgradeConfig) bool {
+		return ruc.Annotations[v1alpha1.TargetImageAnnotation] == repo+":1.1.0"
 	})
-	if got := ruc.Annotations[v1alpha1.TargetImageAnnotation]; got != repo+":1.1.0" {
-		t.Errorf("target-image = %q", got)
-	}
 }
 
 // TestIntegrationSettledConfigIsNotRewritten: once a config has settled, reconciling it again and
