@@ -63,12 +63,13 @@ func podsOf(pods []corev1.Pod, container, image string) *rollout.Pods {
 		if p.DeletionTimestamp != nil || !runsImage(p, container, image) {
 			continue
 		}
-		if out.Count == 0 || p.CreationTimestamp.Time.Before(out.FirstCreated) {
-			out.FirstCreated = p.CreationTimestamp.Time
-		}
 		out.Count++
 		if r := health.ReadyCondition(p); r != nil && r.Status == corev1.ConditionTrue {
 			out.Ready++
+			continue
+		}
+		if s := p.Status.StartTime; s != nil && (out.OldestUnreadyStart.IsZero() || s.Time.Before(out.OldestUnreadyStart)) {
+			out.OldestUnreadyStart = s.Time
 		}
 	}
 	return out

@@ -13,6 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/rollout"
 )
 
 func TestPodUpgradeDurations(t *testing.T) {
@@ -76,9 +77,13 @@ func TestPodUpgradeDurations(t *testing.T) {
 
 func TestPodsOfAVersion(t *testing.T) {
 	t0 := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
-	pod := func(created time.Duration, ready bool, image string) corev1.Pod {
+	// pod is created at t0+created; started is its status.startTime (0: no node has started it).
+	pod := func(created, started time.Duration, ready bool, image string) corev1.Pod {
 		p := corev1.Pod{ObjectMeta: metav1.ObjectMeta{CreationTimestamp: metav1.NewTime(t0.Add(created))}}
 		p.Spec.Containers = []corev1.Container{{Name: "proxy", Image: "envoy:1"}, {Name: "app", Image: image}}
+		if started != 0 {
+			p.Status.StartTime = &metav1.Time{Time: t0.Add(started)}
+		}
 		status := corev1.ConditionFalse
 		if ready {
 			status = corev1.ConditionTrue
@@ -87,18 +92,20 @@ func TestPodsOfAVersion(t *testing.T) {
 		return p
 	}
 	const newImage = "ghcr.io/acme/web:1.4.0"
-	deleting := pod(0, false, newImage)
+	deleting := pod(0, time.Second, false, newImage)
 	deleting.DeletionTimestamp = &metav1.Time{Time: t0}
 	got := podsOf([]corev1.Pod{
-		pod(-time.Hour, true, "ghcr.io/acme/web:1.3.0"), // the old version
-		pod(5*time.Second, true, newImage),
-		pod(3*time.Second, false, newImage+"@sha256:"+strings.Repeat("a", 64)), // pinned by a webhook: still the version
+		pod(-time.Hour, -time.Hour, false, "ghcr.io/acme/web:1.3.0"), // the old version
+		pod(5*time.Second, 6*time.Second, true, newImage),
+		pod(1*time.Second, 0, false, newImage),                                                 // not started on a node yet
+		pod(3*time.Second, 9*time.Second, false, newImage+"@sha256:"+strings.Repeat("a", 64)), // pinned by a webhook: still the version
+		pod(4*time.Second, 7*time.Second, false, newImage),
 		deleting,
 	}, "app", newImage)
-	if got.Count != 2 || got.Ready != 1 || !got.FirstCreated.Equal(t0.Add(3*time.Second)) {
-		t.Errorf("pods = %+v, want 2 of the version, 1 Ready, the first created at +3s", *got)
+	if want := (rollout.Pods{Count: 4, Ready: 1, OldestUnreadyStart: t0.Add(7 * time.Second)}); *got != want {
+		t.Errorf("pods = %+v, want %+v", *got, want)
 	}
-	if none := podsOf(nil, "app", newImage); none.Count != 0 || !none.FirstCreated.IsZero() {
+	if none := podsOf(nil, "app", newImage); *none != (rollout.Pods{}) {
 		t.Errorf("no pods = %+v", *none)
 	}
 }

@@ -122,7 +122,7 @@ func (w *bindWorld) step() {
 }
 
 // playPods keeps the Deployment's two pods on its template's image, ready of them Ready: a new
-// image replaces both, created now.
+// image replaces both, created and started now.
 func (w *bindWorld) playPods(d *appsv1.Deployment, ready int32) {
 	ctx := context.Background()
 	img := d.Spec.Template.Spec.Containers[0].Image
@@ -150,6 +150,7 @@ func (w *bindWorld) playPods(d *appsv1.Deployment, ready int32) {
 			status = corev1.ConditionTrue
 		}
 		p.Status.Conditions = []corev1.PodCondition{{Type: corev1.PodReady, Status: status}}
+		p.Status.StartTime = &p.CreationTimestamp
 		if err := w.c.Status().Update(ctx, p); err != nil {
 			w.t.Fatal(err)
 		}

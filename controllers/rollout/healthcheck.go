@@ -168,12 +168,12 @@ func judge(d *Decision, in Input, w *Workload, ver string, started time.Time) {
 // notFailedYet says why a check past its health timeout must not fail the version yet, and when
 // to look again; "" when it fails. The timeout is the version's time to become healthy in the
 // cluster, and a control plane that has fallen behind (thousands of rollouts at once) takes some
-// of it: its controller may not have seen the new template yet, may not have created a pod of the
-// version yet, or may lag in counting the version's Ready pods and removing the old ones. A
-// version fails only on its own evidence: one of its pods is not Ready a whole health timeout
-// after its first pod was created. Until then the check waits, as it does for a blocked workload;
-// a workload that never gets there keeps the rollout in flight (RollgateRolloutStuck), which is
-// no worse than not rolling out.
+// of it: its controller may not have seen the new template yet or created the version's pods, its
+// scheduler and kubelets may not have started them, and it may lag in counting their readiness and
+// removing the old pods. A version fails only on its own evidence: one of its pods is still not
+// Ready a whole health timeout after a node started it. Until then the check waits, as it does for
+// a blocked workload; a workload that never gets there keeps the rollout in flight
+// (RollgateRolloutStuck), which is no worse than not rolling out.
 func notFailedYet(w *Workload, rendered bool, timeout time.Duration, now time.Time) (string, time.Duration) {
 	pods := w.NewPods
 	switch {
@@ -185,10 +185,12 @@ func notFailedYet(w *Workload, rendered bool, timeout time.Duration, now time.Ti
 		return "no pod of the version has been created yet", HealthPoll
 	case pods.Ready == pods.Count:
 		return fmt.Sprintf("its %d pods are Ready and the workload's controller has yet to count them or remove the old ones", pods.Count), HealthPoll
-	case now.Sub(pods.FirstCreated) < timeout:
-		first := pods.FirstCreated.Add(timeout)
-		return fmt.Sprintf("its first pod was created only at %s; the version has until %s", pods.FirstCreated.UTC().Format(time.RFC3339),
-			first.UTC().Format(time.RFC3339)), first.Sub(now)
+	case pods.OldestUnreadyStart.IsZero():
+		return "no node has started its pods that are not Ready yet", HealthPoll
+	case now.Sub(pods.OldestUnreadyStart) < timeout:
+		until := pods.OldestUnreadyStart.Add(timeout)
+		return fmt.Sprintf("its pod that is not Ready started only at %s; the version has until %s", pods.OldestUnreadyStart.UTC().Format(time.RFC3339),
+			until.UTC().Format(time.RFC3339)), until.Sub(now)
 	}
 	return "", 0
 }

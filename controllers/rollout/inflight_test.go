@@ -322,9 +322,10 @@ func TestAResumedCheckIsJudgedOnlyOnceItsTimerIsWritten(t *testing.T) {
 
 // TestATimeoutFailsAVersionOnlyOnItsOwnEvidence: a control plane that has fallen behind (5,000
 // rollouts at once) takes part of the health timeout: its controller has not seen the template,
-// or has created no pod of the version yet, or has not counted its Ready pods nor removed the old
-// ones. Past the timeout the version fails only when one of its own pods is not Ready a whole
-// health timeout after its first pod was created; until then the check waits and writes once.
+// or has created no pod of the version yet, its scheduler or kubelets have not started them, or
+// it has not counted their readiness nor removed the old pods. Past the timeout the version fails
+// only when one of its own pods has been started on a node (status.startTime) a whole health
+// timeout ago and is still not Ready; until then the check waits and writes once.
 func TestATimeoutFailsAVersionOnlyOnItsOwnEvidence(t *testing.T) {
 	timeout := 10 * time.Minute
 	started := now.Add(-timeout - time.Minute)
@@ -337,20 +338,23 @@ func TestATimeoutFailsAVersionOnlyOnItsOwnEvidence(t *testing.T) {
 		wantEvents  string
 		wantRequeue time.Duration
 	}{
-		{name: "the controller has not seen the new template", workload: withPods(deploymentAt("1.1.0", notObserved), 0, 0, time.Time{}),
+		{name: "the controller has not seen the new template", workload: withPods(deploymentAt("1.1.0", notObserved), Pods{}),
 			wantPhase: v1alpha1.PhaseInProgress, wantRequeue: HealthPoll},
-		{name: "no pod of the version yet", workload: withPods(deploymentAt("1.1.0", pending), 0, 0, time.Time{}),
+		{name: "no pod of the version yet", workload: withPods(deploymentAt("1.1.0", pending), Pods{}),
 			wantPhase: v1alpha1.PhaseInProgress, wantRequeue: HealthPoll},
 		{name: "its pods are Ready; the controller has yet to count them and remove the old ones",
-			workload:  withPods(deploymentAt("1.1.0", pending), 1, 1, started.Add(2*time.Second)),
+			workload:  withPods(deploymentAt("1.1.0", pending), Pods{Count: 1, Ready: 1}),
 			wantPhase: v1alpha1.PhaseInProgress, wantRequeue: HealthPoll},
-		{name: "a pod not Ready, but the first pod came a minute ago: the version has its full timeout from it",
-			workload:  withPods(deploymentAt("1.1.0", pending), 2, 1, now.Add(-time.Minute)),
+		{name: "its pod was created right at the start, but no node has started it yet",
+			workload:  withPods(deploymentAt("1.1.0", pending), Pods{Count: 1}),
+			wantPhase: v1alpha1.PhaseInProgress, wantRequeue: HealthPoll},
+		{name: "a pod not Ready, started a minute ago: the version has its full timeout from then",
+			workload:  withPods(deploymentAt("1.1.0", pending), Pods{Count: 2, Ready: 1, OldestUnreadyStart: now.Add(-time.Minute)}),
 			wantPhase: v1alpha1.PhaseInProgress, wantRequeue: timeout - time.Minute},
-		{name: "a pod not Ready a whole timeout after the first was created: rolled back",
-			workload:  withPods(deploymentAt("1.1.0", pending), 2, 1, started.Add(2*time.Second)),
+		{name: "a pod not Ready a whole timeout after it started: rolled back",
+			workload:  withPods(deploymentAt("1.1.0", pending), Pods{Count: 2, Ready: 1, OldestUnreadyStart: started.Add(2 * time.Second)}),
 			wantPhase: v1alpha1.PhaseRollingBack, wantEvents: "UpdateRollback", wantRequeue: HealthPoll},
-		{name: "the image never reached the workload: rolled back", workload: withPods(deploymentAt("1.0.0", healthy), 0, 0, time.Time{}),
+		{name: "the image never reached the workload: rolled back", workload: withPods(deploymentAt("1.0.0", healthy), Pods{}),
 			wantPhase: v1alpha1.PhaseRollingBack, wantEvents: "UpdateRollback", wantRequeue: HealthPoll},
 	}
 	for _, tc := range cases {
@@ -375,7 +379,7 @@ func TestATimeoutFailsAVersionOnlyOnItsOwnEvidence(t *testing.T) {
 	}
 }
 
-func withPods(w *Workload, count, ready int, first time.Time) *Workload {
-	w.NewPods = &Pods{Count: count, Ready: ready, FirstCreated: first}
+func withPods(w *Workload, pods Pods) *Workload {
+	w.NewPods = &pods
 	return w
 }

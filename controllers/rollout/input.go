@@ -72,8 +72,11 @@ type Workload struct {
 // Pods sums up the pods of one version.
 type Pods struct {
 	Count, Ready int
-	// FirstCreated is when the first of them was created: the version's first moment in the cluster.
-	FirstCreated time.Time
+	// OldestUnreadyStart is the earliest status.startTime (when a node's kubelet took the pod,
+	// before it pulled the image) among those that are not Ready; zero when none of them has
+	// started. A pod that no node has started yet says nothing about the version: rollgate
+	// changes only the image, so scheduling is the cluster's matter, not the version's.
+	OldestUnreadyStart time.Time
 }
 
 // PastDeadline reports whether the health check in flight has reached its health timeout: the
