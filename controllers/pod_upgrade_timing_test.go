@@ -97,7 +97,7 @@ func TestPodsOfAVersion(t *testing.T) {
 	got := podsOf([]corev1.Pod{
 		pod(-time.Hour, -time.Hour, false, "ghcr.io/acme/web:1.3.0"), // the old version
 		pod(5*time.Second, 6*time.Second, true, newImage),
-		pod(1*time.Second, 0, false, newImage),                                                 // not started on a node yet
+		pod(1*time.Second, 0, false, newImage),                                                // not started on a node yet
 		pod(3*time.Second, 9*time.Second, false, newImage+"@sha256:"+strings.Repeat("a", 64)), // pinned by a webhook: still the version
 		pod(4*time.Second, 7*time.Second, false, newImage),
 		deleting,
