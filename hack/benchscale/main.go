@@ -16,9 +16,11 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"os/signal"
 	"sort"
 	"strconv"
 	"strings"
+	"syscall"
 	"time"
 
 	"github.com/go-logr/logr"
@@ -72,7 +74,10 @@ func main() {
 	flag.StringVar(&f.pids, "pids", "", "directory of the control plane's pid files (kwokctl's pids/), for its CPU time")
 	flag.Parse()
 	ctrllog.SetLogger(logr.Discard())
-	if err := run(context.Background(), f); err != nil {
+	// Interrupted, the run returns and stops the manager it started.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, f); err != nil {
 		fmt.Fprintln(os.Stderr, "bench-scale:", err)
 		os.Exit(1)
 	}
@@ -401,6 +406,7 @@ func startManager(ctx context.Context, f flags) (*manager, error) {
 		"--health-probe-bind-address", "127.0.0.1:0"}, strings.Fields(f.managerArgs)...)
 	cmd := exec.CommandContext(ctx, f.manager, args...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // nor does it outlive a bench killed outright
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
