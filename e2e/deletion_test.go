@@ -22,6 +22,7 @@ import (
 // image field: a GitOps tool applying the workload afterwards owns it again, without force and
 // without a conflict.
 func TestScenarioConfigDeletedMidCheck(t *testing.T) {
+	inNamespaceOnly(t)
 	for _, tc := range []struct {
 		name   string
 		policy v1alpha1.DeletionPolicy
@@ -33,7 +34,7 @@ func TestScenarioConfigDeletedMidCheck(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := newScenario(t, "delete")
-			neverReady(t, img("1.1.0"))
+			neverReady(t, s.ns, img("1.1.0"))
 			s.create(deployment(s.ns, "app", img("1.0.0"), 2), appVersion("1.0.0"), config(func(c *v1alpha1.RollingUpgradeConfig) {
 				c.Spec.HealthTimeout = &metav1.Duration{Duration: 3 * time.Minute}
 				c.Spec.DeletionPolicy = tc.policy

@@ -36,7 +36,7 @@ func restartComponent(t *testing.T, name string, downtime time.Duration) {
 // 3 minutes). start runs the manager or managers.
 func (s *scenario) rolloutInHealthCheck(start func()) {
 	s.t.Helper()
-	readyDelay(s.t, 20000)
+	readyDelay(s.t, s.ns, 20000)
 	s.create(deployment(s.ns, "app", img("1.0.0"), 2), appVersion("1.0.0"), config(func(c *v1alpha1.RollingUpgradeConfig) {
 		c.Spec.HealthTimeout = &metav1.Duration{Duration: 3 * time.Minute}
 	}))
@@ -136,6 +136,7 @@ func TestScenarioEtcdRestartedWhileIdle(t *testing.T) {
 // Two managers elect a leader; the leader is SIGKILLed during a health check. The other takes the
 // lease when it expires and completes the rollout, which is recorded once.
 func TestScenarioLeaderKilledMidCheck(t *testing.T) {
+	inNamespaceOnly(t)
 	s := newScenario(t, "leader")
 	lease := "rollgate-" + rand.String(5)
 	var managers []*manager
@@ -171,8 +172,9 @@ func TestScenarioLeaderKilledMidCheck(t *testing.T) {
 // A loop edits the config's labels every 100 ms through a whole rollout: each edit is a new
 // resourceVersion, so many of the manager's writes conflict. No status field is lost.
 func TestScenarioLabelEditsThroughARollout(t *testing.T) {
+	inNamespaceOnly(t)
 	s := newScenario(t, "labels")
-	readyDelay(t, 5000) // a rollout of some seconds, for some 50 edits
+	readyDelay(t, s.ns, 5000) // a rollout of some seconds, for some 50 edits
 	s.create(deployment(s.ns, "app", img("1.0.0"), 2), appVersion("1.0.0"), config())
 	s.start()
 	s.waitConfig(time.Minute, "the running version is recorded", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.0.0" })

@@ -127,9 +127,11 @@ func podReady(p *corev1.Pod) *corev1.PodCondition {
 	return nil
 }
 
-// inNamespaceOnly marks a test that changes nothing outside its own namespace (no kwok stage, no
-// control-plane process, no cluster-scoped object): it runs in parallel with the other such tests,
-// once the tests that do change the cluster are done.
+// inNamespaceOnly marks a test that changes nothing outside its own namespaces: its kwok knobs are
+// its namespace's (neverReady, readyDelay), its managers watch only its namespace, it restarts no
+// control-plane process, and a cluster-scoped object it creates (an admission policy) is bound to
+// its namespace. It runs in parallel with the other such tests, once the tests that do change the
+// cluster are done.
 func inNamespaceOnly(t *testing.T) {
 	t.Parallel()
 }

@@ -55,6 +55,7 @@ spec:
 // A healthy version whose image an admission policy pins by digest completes: it is not rolled back
 // at the health timeout, put on the failed list, nor fought over by the renderer.
 func TestScenarioDigestPinningAdmissionPolicy(t *testing.T) {
+	inNamespaceOnly(t)
 	s := newScenario(t, "digest")
 	const digest = "sha256:1111111111111111111111111111111111111111111111111111111111111111"
 	policy := filepath.Join(t.TempDir(), "policy.yaml")

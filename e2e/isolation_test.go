@@ -17,6 +17,7 @@ import (
 // another config: in the same manager, a second config's failed version is still rolled back
 // within its health timeout, and the first one says its registry is unavailable.
 func TestScenarioASilentRegistryStallsNoOtherConfig(t *testing.T) {
+	inNamespaceOnly(t)
 	s := newScenario(t, "isolation")
 	silent, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -33,7 +34,7 @@ func TestScenarioASilentRegistryStallsNoOtherConfig(t *testing.T) {
 		}
 	}()
 	silentRepo := silent.Addr().String() + "/demo/silent"
-	neverReady(t, img("1.1.0"))
+	neverReady(t, s.ns, img("1.1.0"))
 	stuck := config(func(c *v1alpha1.RollingUpgradeConfig) {
 		c.Name = "silent"
 		c.Spec.TargetRef.Name = "silent"

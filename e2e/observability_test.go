@@ -27,9 +27,10 @@ import (
 // Then every query of the Grafana dashboard is evaluated through Prometheus' HTTP API and checked
 // against what happened, the alerts are read from Prometheus, and kubectl shows the same story.
 func TestObservabilityOnARealPrometheus(t *testing.T) {
-	readyDelay(t, 2000) // pods of a new version take about 2s to become Ready
-	neverReady(t, img("1.2.0"))
+	inNamespaceOnly(t)
 	s := newScenario(t, "observe")
+	readyDelay(t, s.ns, 2000) // pods of a new version take about 2s to become Ready
+	neverReady(t, s.ns, img("1.2.0"))
 	began := time.Now()
 
 	heldHour := (time.Now().UTC().Hour() + 12) % 24

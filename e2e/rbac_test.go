@@ -158,7 +158,7 @@ func rolloutsAsTheManager(t *testing.T, ns string) {
 	t.Helper()
 	host := startRegistry(t, "1.0.0", "1.1.0")
 	repo := host + "/demo/app"
-	neverReady(t, img("1.1.0"))
+	neverReady(t, ns, img("1.1.0"))
 	pull := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Name: "pull", Namespace: ns}, Type: corev1.SecretTypeDockerConfigJson,
 		Data: map[string][]byte{corev1.DockerConfigJsonKey: []byte(`{"auths":{"` + host + `":{"auth":"dXNlcjpwYXNz"}}}`)}}
 	web := deployment(ns, "web", repo+":1.0.0", 1)

@@ -82,6 +82,7 @@ func TestScenarioRegistrySource(t *testing.T) {
 // By default the manager does not list tags from loopback: a tenant who names 127.0.0.1 in
 // spec.image gets a refusal in rollgate's words, one Warning, and not one request reaches the host.
 func TestScenarioALoopbackRegistryIsRefusedByDefault(t *testing.T) {
+	inNamespaceOnly(t)
 	s := newScenario(t, "registry-refused")
 	host, requests := startCountingRegistry(t, "1.0.0", "1.1.0")
 	repo := host + "/demo/app"

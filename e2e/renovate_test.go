@@ -111,6 +111,7 @@ func newValueFor(rep *renovate.Report, file, image string) (current, newest stri
 // Renovate's pull request would, is applied the way Flux applies it, and rollgate rolls out the
 // second Deployment.
 func TestRenovateFindsVersionsAndRollgateRollsThem(t *testing.T) {
+	inNamespaceOnly(t)
 	host := startRegistry(t, "1.0.0", "1.1.0", "1.3.0", "latest")
 	repo := host + "/demo/app"
 	preset, err := os.ReadFile(filepath.Join(repoRoot, "renovate", "rollgate.json"))

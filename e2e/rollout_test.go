@@ -96,8 +96,9 @@ func TestScenarioWindowHoldsThenApplies(t *testing.T) {
 
 // c. A version whose pods never become Ready rolls back, and is not tried again.
 func TestScenarioNeverReadyVersionRollsBack(t *testing.T) {
+	inNamespaceOnly(t)
 	s := newScenario(t, "rollback")
-	neverReady(t, img("1.2.0"))
+	neverReady(t, s.ns, img("1.2.0"))
 	s.create(deployment(s.ns, "app", img("1.0.0"), 3), appVersion("1.0.0"), config())
 	s.start()
 	s.waitConfig(time.Minute, "the running version is recorded", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.0.0" })
@@ -133,8 +134,9 @@ func TestScenarioNeverReadyVersionRollsBack(t *testing.T) {
 
 // d. Three bad versions in a row open the circuit; a good fourth waits for a human reset.
 func TestScenarioCircuitBreaker(t *testing.T) {
+	inNamespaceOnly(t)
 	s := newScenario(t, "circuit")
-	neverReady(t, img("1.1.0"), img("1.2.0"), img("1.3.0"))
+	neverReady(t, s.ns, img("1.1.0"), img("1.2.0"), img("1.3.0"))
 	d := deployment(s.ns, "app", img("1.0.0"), 2)
 	// A short progress deadline makes each bad version fail fast (see scenario h).
 	d.Spec.ProgressDeadlineSeconds = ptr.To[int32](10)
@@ -177,8 +179,9 @@ func TestScenarioCircuitBreaker(t *testing.T) {
 
 // e. A StatefulSet with OrderedReady pods and a bad version: the rollback completes.
 func TestScenarioStatefulSetRollback(t *testing.T) {
+	inNamespaceOnly(t)
 	s := newScenario(t, "sts")
-	neverReady(t, img("1.1.0"))
+	neverReady(t, s.ns, img("1.1.0"))
 	labels := map[string]string{"app": "db"}
 	sts := &appsv1.StatefulSet{
 		ObjectMeta: metav1.ObjectMeta{Name: "db"},
@@ -220,8 +223,9 @@ func TestScenarioStatefulSetRollback(t *testing.T) {
 // f. The manager is killed during the health check and started again: the rollout finishes, and
 // is recorded exactly once.
 func TestScenarioManagerKilledDuringHealthCheck(t *testing.T) {
+	inNamespaceOnly(t)
 	s := newScenario(t, "restart")
-	readyDelay(t, 15000) // a health check long enough to kill the manager in the middle of it
+	readyDelay(t, s.ns, 15000) // a health check long enough to kill the manager in the middle of it
 	s.create(deployment(s.ns, "app", img("1.0.0"), 2), appVersion("1.0.0"), config(func(c *v1alpha1.RollingUpgradeConfig) {
 		c.Spec.HealthTimeout = &metav1.Duration{Duration: 3 * time.Minute}
 	}))
@@ -287,8 +291,9 @@ func TestScenarioNonSemverIgnoredSidecarUntouched(t *testing.T) {
 
 // h. A Deployment whose progress deadline is exceeded rolls back long before the health timeout.
 func TestScenarioProgressDeadlineRollsBackEarly(t *testing.T) {
+	inNamespaceOnly(t)
 	s := newScenario(t, "deadline")
-	neverReady(t, img("1.1.0"))
+	neverReady(t, s.ns, img("1.1.0"))
 	d := deployment(s.ns, "app", img("1.0.0"), 2)
 	d.Spec.ProgressDeadlineSeconds = ptr.To[int32](10)
 	s.create(d, appVersion("1.0.0"), config(func(c *v1alpha1.RollingUpgradeConfig) {
@@ -331,9 +336,10 @@ func TestRendererAloneRendersHandSetImage(t *testing.T) {
 // that records its step, so a kill in the milliseconds between the two loses it (the write
 // boundaries themselves are failed one by one in TestVerdictsBindAcrossFailedWrites).
 func TestScenarioManagerKilledAtFiveSteps(t *testing.T) {
+	inNamespaceOnly(t)
 	s := newScenario(t, "kill")
-	readyDelay(t, 10000) // health checks long enough to kill the manager in the middle of them
-	neverReady(t, img("1.2.0"), img("1.2.1"))
+	readyDelay(t, s.ns, 10000) // health checks long enough to kill the manager in the middle of them
+	neverReady(t, s.ns, img("1.2.0"), img("1.2.1"))
 	s.create(deployment(s.ns, "app", img("1.0.0"), 2), appVersion("1.0.0"), config(func(c *v1alpha1.RollingUpgradeConfig) {
 		c.Spec.HealthTimeout = &metav1.Duration{Duration: 40 * time.Second}
 		c.Spec.MaxRollbacks = 2

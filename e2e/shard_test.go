@@ -22,6 +22,7 @@ const shardKey = "sharding.rollgate.dev/key"
 // one manager; a config moved to another shard during its health check is judged by the other, and
 // its verdict is recorded once.
 func TestScenarioShards(t *testing.T) {
+	inNamespaceOnly(t)
 	installCRDs(t)
 	ns := newNamespace(t, "shards")
 	lease := "rollgate-e2e-" + rand.String(5)
@@ -31,7 +32,7 @@ func TestScenarioShards(t *testing.T) {
 		managers[shard] = startManager(t, "--namespace", ns, "--watch-label-selector="+selector,
 			"--leader-election-namespace", ns, "--leader-election-id", lease+"-"+cmp.Or(shard, "rest"))
 	}
-	neverReady(t, img("1.2.0"))
+	neverReady(t, ns, img("1.2.0"))
 
 	// Two configs in each shard and two in none, all fed by one ApplicationVersion (of no shard).
 	av := appVersion("1.0.0")

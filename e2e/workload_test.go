@@ -5,6 +5,8 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -53,10 +55,13 @@ func TestDeploymentMovesToNewImageAndBecomesReady(t *testing.T) {
 	})
 }
 
+// TestNeverReadyImageDoesNotBecomeReady: `make never-ready IMAGES=...` names images for the whole
+// cluster.
 func TestNeverReadyImageDoesNotBecomeReady(t *testing.T) {
 	ctx := context.Background()
 	const broken = "e2e.local/demo/broken:1.2.0"
-	neverReady(t, broken)
+	clusterScript(t, "never-ready", broken)
+	t.Cleanup(func() { setKnobs(t, func() {}) })
 	ns := newNamespace(t, "never-ready")
 	d := deployment(ns, "web", "e2e.local/demo/broken:1.0.0", 3)
 	// A short progress deadline turns "never Ready" into a condition the test can wait for.
@@ -111,10 +116,13 @@ func TestNeverReadyImageDoesNotBecomeReady(t *testing.T) {
 	}
 }
 
+// TestReadyDelayHoldsPodsBack: `make ready-delay MS=...` sets the delay of every pod.
 func TestReadyDelayHoldsPodsBack(t *testing.T) {
 	ctx := context.Background()
 	const delay = 3 * time.Second
-	readyDelay(t, delay.Milliseconds())
+	before := strings.TrimSpace(mustKubectl(t, "get", "stages.kwok.x-k8s.io", "pod-ready", "-o", "jsonpath={.spec.delay.durationMilliseconds}"))
+	clusterScript(t, "ready-delay", strconv.FormatInt(delay.Milliseconds(), 10))
+	t.Cleanup(func() { clusterScript(t, "ready-delay", before) })
 	ns := newNamespace(t, "ready-delay")
 	d := deployment(ns, "web", "e2e.local/demo/slow:1.0.0", 2)
 	if err := k8s.Create(ctx, d); err != nil {
@@ -135,4 +143,40 @@ func TestReadyDelayHoldsPodsBack(t *testing.T) {
 			t.Errorf("pod %s was Ready %s after creation, want at least %s", p.Name, took, delay)
 		}
 	}
+}
+
+// TestKnobsOfANamespaceStayInIt: a never-ready image and a ready delay set for one namespace change
+// the pods of that namespace only, so that tests in parallel do not see each other's.
+func TestKnobsOfANamespaceStayInIt(t *testing.T) {
+	inNamespaceOnly(t)
+	const broken, fine = "e2e.local/demo/knobs:1.2.0", "e2e.local/demo/knobs:1.0.0"
+	mine, other := newNamespace(t, "knobs"), newNamespace(t, "knobs-other")
+	neverReady(t, mine, broken)
+	readyDelay(t, mine, (5 * time.Minute).Milliseconds())
+	slow, stuck := deployment(mine, "slow", fine, 1), deployment(mine, "stuck", broken, 1)
+	create(t, slow, stuck)
+	// In the other namespace the same broken image becomes Ready, without the delay.
+	web := deployment(other, "web", broken, 1)
+	create(t, web)
+	waitRolledOut(t, client.ObjectKeyFromObject(web), time.Minute)
+
+	eventually(t, time.Minute, "the broken image running, never Ready, in its namespace", func(ctx context.Context) (bool, string, error) {
+		pods, err := podsOf(ctx, stuck)
+		if err != nil || len(pods) != 1 {
+			return false, fmt.Sprintf("%d pods", len(pods)), err
+		}
+		p := pods[0]
+		ready := podReady(&p) != nil && podReady(&p).Status == corev1.ConditionTrue
+		return p.Status.Phase == corev1.PodRunning && !ready, fmt.Sprintf("phase %s, ready %v", p.Status.Phase, ready), nil
+	})
+	eventually(t, time.Minute, "a pod of the delayed Deployment", func(ctx context.Context) (bool, string, error) {
+		pods, err := podsOf(ctx, slow)
+		if err != nil || len(pods) != 1 {
+			return false, fmt.Sprintf("%d pods", len(pods)), err
+		}
+		if c := podReady(&pods[0]); c != nil && c.Status == corev1.ConditionTrue {
+			t.Errorf("pod %s is Ready: the 5-minute delay of its namespace did not hold it back", pods[0].Name)
+		}
+		return true, "", nil
+	})
 }

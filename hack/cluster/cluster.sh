@@ -5,8 +5,11 @@
 #
 #   cluster.sh up                  start the cluster, or reuse a healthy one; recreate a broken one
 #   cluster.sh down                delete it and every process it started
-#   cluster.sh never-ready IMG...  pods running any of these images never become Ready (none: clear)
-#   cluster.sh ready-delay MS      delay before a pod becomes Ready
+#   cluster.sh never-ready ENTRY...     pods running any of these images never become Ready: an entry
+#                                       IMAGE counts in every namespace, NAMESPACE/IMAGE in that
+#                                       namespace only (none: clear the list)
+#   cluster.sh ready-delay MS           delay before a pod becomes Ready
+#   cluster.sh namespace-delays NS=MS...  the delay of the pods of these namespaces (none listed: clear)
 set -euo pipefail
 
 : "${CLUSTER:?CLUSTER is not set (run through make)}"
@@ -120,6 +123,20 @@ ready_delay() {
   log "pod ready delay: ${ms}ms"
 }
 
+# namespace_delays NS=MS...: the pods of each namespace NS become Ready MS milliseconds after they
+# start; every other pod keeps the ready delay. The pod-ready stage looks the namespace up in a map.
+namespace_delays() {
+  local pair map
+  for pair in "$@"; do
+    [[ $pair =~ ^[a-z0-9]([-a-z0-9]*[a-z0-9])?=[0-9]+$ ]] ||
+      { echo "error: namespace-delays takes NAMESPACE=MILLISECONDS, got '$pair'" >&2; exit 1; }
+  done
+  map=$(printf '%s\n' "$@" | jq -R 'select(. != "") | split("=") | {(.[0]): (.[1] + "ms")}' | jq -sc 'add // {}')
+  kc patch stages.kwok.x-k8s.io pod-ready --type=json \
+    -p "$(jq -nc --arg e "$map[.metadata.namespace]" '[{op: "replace", path: "/spec/delay/durationFrom/jq/expression", value: $e}]')" >/dev/null
+  log "namespace ready delays: ${*:-none}"
+}
+
 # restart COMPONENT SECONDS: SIGKILL one process of the control plane (etcd, kube-apiserver, ...),
 # leave it down SECONDS, then start it again with its own command line, as a supervisor would.
 restart() {
@@ -148,6 +165,7 @@ case "${1:-}" in
   down) down ;;
   never-ready) shift; never_ready "$@" ;;
   ready-delay) shift; ready_delay "$@" ;;
+  namespace-delays) shift; namespace_delays "$@" ;;
   restart) shift; restart "$@" ;;
-  *) echo "usage: $0 up|down|never-ready IMAGE...|ready-delay MS|restart COMPONENT SECONDS" >&2; exit 2 ;;
+  *) echo "usage: $0 up|down|never-ready ENTRY...|ready-delay MS|namespace-delays NS=MS...|restart COMPONENT SECONDS" >&2; exit 2 ;;
 esac
