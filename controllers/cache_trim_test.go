@@ -1,18 +1,26 @@
 package controllers
 
 import (
+	"context"
 	"maps"
 	"slices"
 	"testing"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"k8s.io/apimachinery/pkg/types"
 	toolscache "k8s.io/client-go/tools/cache"
+	"sigs.k8s.io/controller-runtime/pkg/cache/informertest"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllertest"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
 )
 
-func TestTrimForCacheKeepsWhatRollgateReads(t *testing.T) {
+func TestCacheTrimKeepsWhatRollgateReads(t *testing.T) {
+	trim := NewCacheTrim() // not tracking configs: every workload is kept whole
 	image := `{"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{".":{},"f:image":{}}}}}}}`
 	replicas := `{"f:spec":{"f:replicas":{}}}`
 	status := `{"f:status":{"f:replicas":{},"f:conditions":{}}}`
@@ -22,7 +30,7 @@ func TestTrimForCacheKeepsWhatRollgateReads(t *testing.T) {
 
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", ManagedFields: slices.Clone(fields), Annotations: maps.Clone(annotations)}}
 	ownersBefore, _ := imageOwners(fields, "web")
-	got, err := TrimForCache(d)
+	got, err := trim.Transform(d)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,20 +50,97 @@ func TestTrimForCacheKeepsWhatRollgateReads(t *testing.T) {
 	}
 
 	s := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{ManagedFields: []metav1.ManagedFieldsEntry{entry("kube-controller-manager", status)}}}
-	if got, _ := TrimForCache(s); got.(*appsv1.StatefulSet).ManagedFields != nil {
+	if got, _ := trim.Transform(s); got.(*appsv1.StatefulSet).ManagedFields != nil {
 		t.Errorf("a workload whose image nobody owns kept managedFields %v", got.(*appsv1.StatefulSet).ManagedFields)
 	}
 
 	// Configs are written by update: their annotations must stay whole, their managedFields go
 	// (an update without them leaves the stored ones as they are).
 	c := &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{ManagedFields: slices.Clone(fields), Annotations: maps.Clone(annotations)}}
-	trimmedConfig, _ := TrimForCache(c)
+	trimmedConfig, _ := trim.Transform(c)
 	if rc := trimmedConfig.(*v1alpha1.RollingUpgradeConfig); rc.ManagedFields != nil || len(rc.Annotations) != len(annotations) {
 		t.Errorf("config: managedFields %v, annotations %v; want none, and all of them", rc.ManagedFields, rc.Annotations)
 	}
 
 	tombstone := toolscache.DeletedFinalStateUnknown{Key: "shop/web"}
-	if got, err := TrimForCache(tombstone); err != nil || got != tombstone {
+	if got, err := trim.Transform(tombstone); err != nil || got != tombstone {
 		t.Errorf("a tombstone came back as %v, %v", got, err)
 	}
+}
+
+// TestCacheTrimKeepsShellsOfWorkloadsNoConfigNames: a workload that no config names is cached as a
+// shell (getWorkload then reads it live); one that a config names is kept whole, from the config's
+// arrival until its departure. Until the configs that exist at the start are counted, no workload
+// is cached.
+func TestCacheTrimKeepsShellsOfWorkloadsNoConfigNames(t *testing.T) {
+	ctx := context.Background()
+	s := newScheme(t)
+	configs := controllertest.NewFakeInformer() // not synced yet
+	informers := &informertest.FakeInformers{Scheme: s, InformersByGVK: map[schema.GroupVersionKind]toolscache.SharedIndexInformer{
+		v1alpha1.GroupVersion.WithKind("RollingUpgradeConfig"): configs,
+	}}
+	trim := NewCacheTrim()
+	if err := trim.Track(ctx, informers); err != nil {
+		t.Fatal(err)
+	}
+	naming := func(kind v1alpha1.WorkloadKind, name string) *v1alpha1.RollingUpgradeConfig {
+		return &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "cfg"},
+			Spec: v1alpha1.RollingUpgradeConfigSpec{TargetRef: v1alpha1.WorkloadReference{Kind: kind, Name: name}}}
+	}
+	web := naming(v1alpha1.KindDeployment, "web")
+	configs.Add(web)
+	whole := func(o client.Object) bool {
+		got, err := trim.Transform(o)
+		if err != nil {
+			t.Fatal(err)
+		}
+		w := &workload{}
+		switch g := got.(type) {
+		case *appsv1.Deployment:
+			w.deployment = g
+		case *appsv1.StatefulSet:
+			w.statefulSet = g
+		}
+		if w.selector() == nil && (got.(client.Object).GetName() != o.GetName() || got.(client.Object).GetUID() != o.GetUID()) {
+			t.Errorf("the shell of %s/%s lost who it is: %+v", o.GetNamespace(), o.GetName(), got)
+		}
+		return w.selector() != nil
+	}
+
+	first := make(chan bool)
+	go func() { first <- whole(testDeployment("shop", "web")) }()
+	select {
+	case <-first:
+		t.Fatal("a workload was cached before the configs present at the start were counted")
+	case <-time.After(50 * time.Millisecond):
+	}
+	configs.Synced()
+	if !<-first {
+		t.Error("the workload a config names is a shell")
+	}
+
+	for _, o := range []client.Object{testDeployment("shop", "api"), testDeployment("other", "web"), testStatefulSet("shop", "web")} {
+		if whole(o) {
+			t.Errorf("%T %s/%s, which no config names, is cached whole", o, o.GetNamespace(), o.GetName())
+		}
+	}
+	api := naming(v1alpha1.KindDeployment, "api")
+	configs.Update(web, api)
+	if whole(testDeployment("shop", "web")) || !whole(testDeployment("shop", "api")) {
+		t.Error("after the config moved from web to api: want web a shell and api whole")
+	}
+	configs.Delete(api)
+	if whole(testDeployment("shop", "api")) {
+		t.Error("a workload is cached whole after the config that named it is gone")
+	}
+}
+
+func testDeployment(ns, name string) *appsv1.Deployment {
+	return &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: "uid-" + types.UID(name), ResourceVersion: "7"},
+		Spec: appsv1.DeploymentSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}}}}
+}
+
+func testStatefulSet(ns, name string) *appsv1.StatefulSet {
+	return &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: "uid-" + types.UID(name)},
+		Spec: appsv1.StatefulSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}}}}
 }

@@ -66,10 +66,11 @@ func TestMain(m *testing.M) {
 		_ = v1alpha1.AddToScheme(scheme)
 		ctx, cancel := context.WithCancel(context.Background())
 		defer cancel()
+		trim := NewCacheTrim()
 		mgr, err = ctrl.NewManager(cfg, ctrl.Options{
 			Scheme:  scheme,
 			Metrics: metricsserver.Options{BindAddress: "0"},
-			Cache: cache.Options{DefaultTransform: TrimForCache, ByObject: map[client.Object]cache.ByObject{
+			Cache: cache.Options{DefaultTransform: trim.Transform, ByObject: map[client.Object]cache.ByObject{
 				&corev1.ConfigMap{}: {Label: labels.SelectorFromSet(labels.Set{v1alpha1.VersionSourceLabel: "true"})},
 			}},
 		})
@@ -78,7 +79,7 @@ func TestMain(m *testing.M) {
 			local, err = registry.ParseAllowList([]string{"127.0.0.1"})
 		}
 		if err == nil {
-			err = Setup(ctx, mgr, Config{Controllers: AllControllers, Clock: clock.RealClock{}, Tags: registry.Remote{Transport: local.Transport()}})
+			err = Setup(ctx, mgr, Config{Controllers: AllControllers, Clock: clock.RealClock{}, Tags: registry.Remote{Transport: local.Transport()}, CacheTrim: trim})
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "manager:", err)

@@ -126,7 +126,7 @@ func TestAWorkloadsPodsAreListedOncePerReconcile(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web"}, &ruc); err != nil {
 		t.Fatal(err)
 	}
-	w, err := getWorkload(ctx, c, &ruc)
+	w, err := getWorkload(ctx, c, c, &ruc)
 	if err != nil || w == nil {
 		t.Fatalf("workload %v, %v", w, err)
 	}

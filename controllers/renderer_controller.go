@@ -28,8 +28,9 @@ import (
 // which config: sidecars, env and resources are never touched. It needs nothing from the
 // engine but that pure policy, so it also serves hand-set annotations when the engine is not running.
 type RendererReconciler struct {
-	Client client.Client
-	Clock  clock.PassiveClock
+	Client    client.Client
+	APIReader client.Reader // uncached: a workload the cache keeps as a shell (CacheTrim)
+	Clock     clock.PassiveClock
 }
 
 // Reconcile renders one config.
@@ -47,7 +48,7 @@ func (r *RendererReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if owner, err := claimant(ctx, r.Client, &ruc); err != nil || owner != ruc.Name {
 		return ctrl.Result{}, err // another config manages the workload; the engine says so
 	}
-	w, err := getWorkload(ctx, r.Client, &ruc)
+	w, err := getWorkload(ctx, r.Client, r.APIReader, &ruc)
 	if err != nil || w == nil {
 		return ctrl.Result{}, err
 	}

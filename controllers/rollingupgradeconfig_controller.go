@@ -108,7 +108,7 @@ func (r *RollingUpgradeConfigReconciler) gather(ctx context.Context, ruc *v1alph
 		in.ClaimedBy = owner
 		return in, nil, nil
 	}
-	w, err := getWorkload(ctx, r.Client, ruc)
+	w, err := getWorkload(ctx, r.Client, r.APIReader, ruc)
 	if err != nil {
 		return in, nil, err
 	}
@@ -205,7 +205,7 @@ func (r *RollingUpgradeConfigReconciler) finalize(ctx context.Context, ruc *v1al
 	}
 	if f.Workload && w != nil {
 		// Read afresh: the cached copy lacks most managedFields (TrimForCache).
-		fresh, err := getWorkload(ctx, r.APIReader, ruc)
+		fresh, err := readWorkload(ctx, r.APIReader, ruc)
 		if err != nil {
 			return ctrl.Result{}, err
 		}

@@ -32,6 +32,9 @@ type Config struct {
 	// Shard selects the ApplicationVersions whose status this manager writes; nil or empty: all.
 	// (The manager's cache selects its configs.)
 	Shard labels.Selector
+	// CacheTrim is the manager's cache transform, if it is one: it is told which workloads the
+	// configs name.
+	CacheTrim *CacheTrim
 }
 
 // Setup registers the field indexes and the chosen controllers with the manager.
@@ -44,6 +47,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 	if err := setupIndexes(ctx, mgr); err != nil {
 		return fmt.Errorf("registering indexes: %w", err)
 	}
+	if cfg.CacheTrim != nil {
+		if err := cfg.CacheTrim.Track(ctx, mgr.GetCache()); err != nil {
+			return fmt.Errorf("tracking the workloads configs name: %w", err)
+		}
+	}
 	if slices.Contains(cfg.Controllers, ControllerRollout) {
 		r := &RollingUpgradeConfigReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
 			Recorder: mgr.GetEventRecorder("rollgate"), Clock: cfg.Clock,
@@ -53,7 +61,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 		}
 	}
 	if slices.Contains(cfg.Controllers, ControllerRenderer) {
-		if err := (&RendererReconciler{Client: mgr.GetClient(), Clock: cfg.Clock}).SetupWithManager(mgr); err != nil {
+		if err := (&RendererReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: cfg.Clock}).SetupWithManager(mgr); err != nil {
 			return err
 		}
 	}

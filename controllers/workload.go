@@ -27,8 +27,17 @@ type workload struct {
 	podsRead bool
 }
 
-// getWorkload reads the target of a config; nil when it does not exist.
-func getWorkload(ctx context.Context, c client.Reader, ruc *v1alpha1.RollingUpgradeConfig) (*workload, error) {
+// getWorkload reads the target of a config from c; nil when it does not exist. A workload that the
+// cache keeps as a shell (no config named it when it last changed: CacheTrim) is read from live.
+func getWorkload(ctx context.Context, c, live client.Reader, ruc *v1alpha1.RollingUpgradeConfig) (*workload, error) {
+	w, err := readWorkload(ctx, c, ruc)
+	if err != nil || w == nil || w.selector() != nil {
+		return w, err
+	}
+	return readWorkload(ctx, live, ruc)
+}
+
+func readWorkload(ctx context.Context, c client.Reader, ruc *v1alpha1.RollingUpgradeConfig) (*workload, error) {
 	key := client.ObjectKey{Namespace: ruc.Namespace, Name: ruc.Spec.TargetRef.Name}
 	var w workload
 	var obj client.Object

@@ -43,7 +43,8 @@ func newManager(ctx context.Context, cfg *rest.Config, o options) (ctrl.Manager,
 	// Clusters hold many large ConfigMaps; only the labelled ones are signals, so only they are
 	// cached. Pods are never cached: they are read directly, and rarely (when a rollout ends, when a
 	// health check passes its timeout without a verdict, in a StatefulSet rollback).
-	cacheOpts := cache.Options{DefaultTransform: controllers.TrimForCache, ByObject: map[client.Object]cache.ByObject{
+	trim := controllers.NewCacheTrim()
+	cacheOpts := cache.Options{DefaultTransform: trim.Transform, ByObject: map[client.Object]cache.ByObject{
 		&corev1.ConfigMap{}: {Label: labels.SelectorFromSet(labels.Set{rollgatev1alpha1.VersionSourceLabel: "true"})},
 	}}
 	if !o.Shard.Empty() {
@@ -78,7 +79,7 @@ func newManager(ctx context.Context, cfg *rest.Config, o options) (ctrl.Manager,
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
 	if err := controllers.Setup(ctx, mgr, controllers.Config{Controllers: o.Controllers, Clock: clock.RealClock{},
-		Tags: o.registry(), Shard: o.Shard}); err != nil {
+		Tags: o.registry(), Shard: o.Shard, CacheTrim: trim}); err != nil {
 		return nil, fmt.Errorf("setting up the controllers: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {
