@@ -166,11 +166,11 @@ cluster-down: ## Delete the local kwok cluster and every process it started.
 	hack/cluster/cluster.sh down
 
 .PHONY: never-ready
-never-ready: ## Pods running any of IMAGES="img:tag ..." never become Ready (IMAGES=none clears the list).
+never-ready: ## Pods running any of IMAGES="img:tag ..." never become Ready; NAMESPACE/img:tag only in that namespace (IMAGES=none clears the list).
 	hack/cluster/cluster.sh never-ready $(IMAGES)
 
 .PHONY: ready-delay
-ready-delay: ## Pods become Ready MS milliseconds after they start, e.g. make ready-delay MS=5000.
+ready-delay: ## Pods start, and are Ready, MS milliseconds after they are scheduled, e.g. make ready-delay MS=5000.
 	hack/cluster/cluster.sh ready-delay $(MS)
 
 $(CONTROLLER_GEN):

@@ -42,6 +42,7 @@ type CacheTrim struct {
 	// counted is closed once the configs that exist when the cache starts are counted: until then
 	// no workload can be known to be a shell.
 	counted chan struct{}
+	once    sync.Once
 }
 
 // NewCacheTrim returns a transform that keeps every workload whole until Track is called.
@@ -78,22 +79,25 @@ func (c *CacheTrim) Transform(obj any) (any, error) {
 
 // Track counts the configs in the cache as they come and go, from now on. Call it before the
 // cache starts: until the configs present at its start are counted, workloads wait to be cached.
-func (c *CacheTrim) Track(ctx context.Context, informers cache.Informers) error {
+// Only the first call counts.
+func (c *CacheTrim) Track(ctx context.Context, informers cache.Informers) (err error) {
+	c.once.Do(func() { err = c.track(ctx, informers) })
+	return err
+}
+
+func (c *CacheTrim) track(ctx context.Context, informers cache.Informers) error {
 	inf, err := informers.GetInformer(ctx, &v1alpha1.RollingUpgradeConfig{})
 	if err != nil {
 		return err
 	}
 	reg, err := inf.AddEventHandler(toolscache.ResourceEventHandlerFuncs{
-		AddFunc: func(obj any) { c.count(obj, 1) },
-		UpdateFunc: func(old, obj any) {
-			c.count(old, -1)
-			c.count(obj, 1)
-		},
+		AddFunc:    func(obj any) { c.move(nil, obj) },
+		UpdateFunc: func(old, obj any) { c.move(old, obj) },
 		DeleteFunc: func(obj any) {
 			if t, ok := obj.(toolscache.DeletedFinalStateUnknown); ok {
 				obj = t.Obj
 			}
-			c.count(obj, -1)
+			c.move(obj, nil)
 		},
 	})
 	if err != nil {
@@ -107,17 +111,32 @@ func (c *CacheTrim) Track(ctx context.Context, informers cache.Informers) error 
 	return nil
 }
 
-func (c *CacheTrim) count(obj any, delta int) {
-	r, ok := obj.(*v1alpha1.RollingUpgradeConfig)
-	if !ok {
-		return
+// move counts a config that named the workload of from and now names that of to (either may be
+// nil: added, deleted), in one step, so that a workload both name is never counted as unnamed.
+func (c *CacheTrim) move(from, to any) {
+	was, is := namedBy(from), namedBy(to)
+	if was == is {
+		return // most updates: a status write
 	}
-	key := workloadKey(r.Namespace, r.Spec.TargetRef.Kind, r.Spec.TargetRef.Name)
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.named[key] += delta; c.named[key] <= 0 {
-		delete(c.named, key)
+	if was != "" {
+		if c.named[was]--; c.named[was] <= 0 {
+			delete(c.named, was)
+		}
 	}
+	if is != "" {
+		c.named[is]++
+	}
+}
+
+// namedBy is the key of the workload a config names; "" for anything else.
+func namedBy(obj any) string {
+	r, ok := obj.(*v1alpha1.RollingUpgradeConfig)
+	if !ok || r == nil {
+		return ""
+	}
+	return workloadKey(r.Namespace, r.Spec.TargetRef.Kind, r.Spec.TargetRef.Name)
 }
 
 // isNamed: some config names the workload, or configs are not tracked. It waits until the configs
@@ -137,7 +156,7 @@ func workloadKey(namespace string, kind v1alpha1.WorkloadKind, name string) stri
 }
 
 // shell keeps of a workload what an event about it needs: who it is. A workload has a selector
-// (apps/v1 requires one), a shell has none (isShell).
+// (apps/v1 requires one), a shell has none: getWorkload tells them apart by it.
 func shell(o client.Object) client.Object {
 	meta := metav1.ObjectMeta{Name: o.GetName(), Namespace: o.GetNamespace(), UID: o.GetUID(),
 		ResourceVersion: o.GetResourceVersion(), Generation: o.GetGeneration(), DeletionTimestamp: o.GetDeletionTimestamp()}

@@ -14,6 +14,7 @@ import (
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache/informertest"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllertest"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
@@ -92,7 +93,8 @@ func TestCacheTrimKeepsShellsOfWorkloadsNoConfigNames(t *testing.T) {
 	whole := func(o client.Object) bool {
 		got, err := trim.Transform(o)
 		if err != nil {
-			t.Fatal(err)
+			t.Error(err)
+			return false
 		}
 		w := &workload{}
 		switch g := got.(type) {
@@ -124,8 +126,15 @@ func TestCacheTrimKeepsShellsOfWorkloadsNoConfigNames(t *testing.T) {
 			t.Errorf("%T %s/%s, which no config names, is cached whole", o, o.GetNamespace(), o.GetName())
 		}
 	}
+	// A status write changes nothing of what the config names.
+	written := web.DeepCopy()
+	written.Status.Phase = v1alpha1.PhaseCompleted
+	configs.Update(web, written)
+	if !whole(testDeployment("shop", "web")) {
+		t.Error("after a status write of the config that names it, the workload is a shell")
+	}
 	api := naming(v1alpha1.KindDeployment, "api")
-	configs.Update(web, api)
+	configs.Update(written, api)
 	if whole(testDeployment("shop", "web")) || !whole(testDeployment("shop", "api")) {
 		t.Error("after the config moved from web to api: want web a shell and api whole")
 	}
@@ -143,4 +152,22 @@ func testDeployment(ns, name string) *appsv1.Deployment {
 func testStatefulSet(ns, name string) *appsv1.StatefulSet {
 	return &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: name, UID: "uid-" + types.UID(name)},
 		Spec: appsv1.StatefulSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}}}}
+}
+
+// TestAShellIsReadLive: a workload the cache keeps as a shell is read from the API server.
+func TestAShellIsReadLive(t *testing.T) {
+	ruc := &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"},
+		Spec: v1alpha1.RollingUpgradeConfigSpec{TargetRef: v1alpha1.WorkloadReference{Kind: v1alpha1.KindDeployment, Name: "web"}}}
+	live := testDeployment("shop", "web")
+	cached := fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(shell(live.DeepCopy())).Build()
+	apiServer := fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(live).Build()
+	w, err := getWorkload(context.Background(), cached, apiServer, ruc)
+	if err != nil || w == nil || w.selector() == nil {
+		t.Fatalf("got %+v, %v; want the live workload", w, err)
+	}
+	whole := testDeployment("shop", "web")
+	cachedWhole := fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(whole).Build()
+	if w, err := getWorkload(context.Background(), cachedWhole, nil, ruc); err != nil || w.selector() == nil {
+		t.Errorf("a whole cached workload: %+v, %v", w, err)
+	}
 }

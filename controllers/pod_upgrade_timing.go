@@ -40,8 +40,8 @@ func podUpgradeDurations(pods []corev1.Pod, container, image string, since time.
 	return out
 }
 
-// newPods sums up the workload's pods that run image in the managed container and are not being
-// deleted (uncached: the manager does not watch pods).
+// newPods sums up the workload's pods that run image in the managed container and are neither
+// being deleted nor ended (uncached: the manager does not watch pods).
 func newPods(ctx context.Context, reader client.Reader, w *workload, container, image string) (*rollout.Pods, error) {
 	pods, err := w.podsOnce(ctx, reader)
 	if err != nil {
@@ -60,7 +60,10 @@ func podsOf(pods []corev1.Pod, container, image string) *rollout.Pods {
 	out := &rollout.Pods{}
 	for i := range pods {
 		p := &pods[i]
-		if p.DeletionTimestamp != nil || !runsImage(p, container, image) {
+		// A pod that has ended (evicted, or refused by its node's kubelet) says nothing about the
+		// version, and its controller replaces it.
+		if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded ||
+			!runsImage(p, container, image) {
 			continue
 		}
 		out.Count++

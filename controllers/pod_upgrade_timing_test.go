@@ -94,6 +94,8 @@ func TestPodsOfAVersion(t *testing.T) {
 	const newImage = "ghcr.io/acme/web:1.4.0"
 	deleting := pod(0, time.Second, false, newImage)
 	deleting.DeletionTimestamp = &metav1.Time{Time: t0}
+	evicted := pod(0, time.Second, false, newImage)
+	evicted.Status.Phase = corev1.PodFailed
 	got := podsOf([]corev1.Pod{
 		pod(-time.Hour, -time.Hour, false, "ghcr.io/acme/web:1.3.0"), // the old version
 		pod(5*time.Second, 6*time.Second, true, newImage),
@@ -101,6 +103,7 @@ func TestPodsOfAVersion(t *testing.T) {
 		pod(3*time.Second, 9*time.Second, false, newImage+"@sha256:"+strings.Repeat("a", 64)), // pinned by a webhook: still the version
 		pod(4*time.Second, 7*time.Second, false, newImage),
 		deleting,
+		evicted, // started first, never Ready: but it has ended
 	}, "app", newImage)
 	if want := (rollout.Pods{Count: 4, Ready: 1, OldestUnreadyStart: t0.Add(7 * time.Second)}); *got != want {
 		t.Errorf("pods = %+v, want %+v", *got, want)

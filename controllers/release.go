@@ -23,7 +23,7 @@ var rollgateWorkloadAnnotations = []string{v1alpha1.LastImageAnnotation, v1alpha
 // managedFields is not overwritten: it fails with a conflict and is retried.
 //
 // w must be read afresh from the API server: the cached copy keeps only the managedFields entries
-// that own an image (TrimForCache), and the list written back must be whole.
+// that own an image (CacheTrim), and the list written back must be whole.
 func releaseWorkload(ctx context.Context, c client.Client, w *workload) error {
 	obj := w.object()
 	orig := obj.DeepCopyObject().(client.Object)

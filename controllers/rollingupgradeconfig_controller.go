@@ -204,7 +204,7 @@ func (r *RollingUpgradeConfigReconciler) finalize(ctx context.Context, ruc *v1al
 		return ctrl.Result{RequeueAfter: f.RequeueAfter}, nil
 	}
 	if f.Workload && w != nil {
-		// Read afresh: the cached copy lacks most managedFields (TrimForCache).
+		// Read afresh: the cached copy lacks most managedFields (CacheTrim).
 		fresh, err := readWorkload(ctx, r.APIReader, ruc)
 		if err != nil {
 			return ctrl.Result{}, err

@@ -57,7 +57,7 @@ func neverReady(t *testing.T, ns string, images ...string) {
 	})
 }
 
-// readyDelay makes the pods of namespace ns take ms milliseconds to become Ready after they start,
+// readyDelay makes the pods of namespace ns start, and be Ready, ms milliseconds after they are scheduled,
 // until the test ends.
 func readyDelay(t *testing.T, ns string, ms int64) {
 	t.Helper()

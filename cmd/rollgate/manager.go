@@ -42,14 +42,16 @@ func newManager(ctx context.Context, cfg *rest.Config, o options) (ctrl.Manager,
 	}
 	// Clusters hold many large ConfigMaps; only the labelled ones are signals, so only they are
 	// cached. Pods are never cached: they are read directly, and rarely (when a rollout ends, when a
-	// health check passes its timeout without a verdict, in a StatefulSet rollback).
+	// health check passes its timeout without a verdict, in a StatefulSet rollback). Workloads are
+	// all watched, and cached whole only while a config names them (CacheTrim).
 	trim := controllers.NewCacheTrim()
 	cacheOpts := cache.Options{DefaultTransform: trim.Transform, ByObject: map[client.Object]cache.ByObject{
 		&corev1.ConfigMap{}: {Label: labels.SelectorFromSet(labels.Set{rollgatev1alpha1.VersionSourceLabel: "true"})},
 	}}
 	if !o.Shard.Empty() {
 		// A shard sees only its own configs: every watch, index and controller works on them alone.
-		// Workloads and sources stay visible whole, since any config may name any of them.
+		// Workloads and sources stay visible, since any config may name any of them; the shard
+		// caches whole only the workloads its own configs name.
 		cacheOpts.ByObject[&rollgatev1alpha1.RollingUpgradeConfig{}] = cache.ByObject{Label: o.Shard}
 	}
 	if len(o.Namespaces) > 0 {

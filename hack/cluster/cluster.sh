@@ -123,8 +123,9 @@ ready_delay() {
   log "pod ready delay: ${ms}ms"
 }
 
-# namespace_delays NS=MS...: the pods of each namespace NS become Ready MS milliseconds after they
-# start; every other pod keeps the ready delay. The pod-ready stage looks the namespace up in a map.
+# namespace_delays NS=MS...: the pods of each namespace NS start, and are Ready, MS milliseconds
+# after they are scheduled; every other pod keeps the ready delay. The pod-ready stage looks the
+# namespace up in a map. The map is replaced whole.
 namespace_delays() {
   local pair map
   for pair in "$@"; do
