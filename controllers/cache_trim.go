@@ -20,10 +20,10 @@ import (
 const lastAppliedAnnotation = "kubectl.kubernetes.io/last-applied-configuration"
 
 // CacheTrim is the manager's cache transform (Transform): it drops from every cached object what
-// rollgate never reads. Every Deployment and StatefulSet of the cluster is cached, so that a
+// rollgate never reads. Every Deployment and StatefulSet of the cluster is watched, so that a
 // config that comes to name one finds it; in a large cluster most of them are named by no config,
-// and those are kept as shells, their name and little more (getWorkload reads a shell's workload
-// live). The others keep all but:
+// and those are cached as shells, their name and little more (getWorkload reads a shell's
+// workload live). The others keep all but:
 //   - managedFields, except the entries that own a container image, which the renderer reads to
 //     tell who changed the image (releaseWorkload, which rewrites the list, reads the workload
 //     afresh);
