@@ -16,7 +16,7 @@ export NODE_PODS=200 NODES=$(( (2 * N + 199) / 200 + 1 ))
 trap 'hack/cluster/cluster.sh down' EXIT
 hack/cluster/cluster.sh down
 hack/cluster/cluster.sh up
-# Pods become Ready READY_DELAY ms after they start, as a real container's readiness probe makes
+# Pods start, and are Ready, READY_DELAY ms after they are scheduled, as a real container's readiness probe makes
 # them: health checks then span several workload events, as they do in a real cluster.
 hack/cluster/cluster.sh ready-delay "${READY_DELAY:-2000}"
 "$KUBECTL" --kubeconfig "$KUBECONFIG_OUT" apply --server-side -k config/crd >/dev/null
