@@ -18,6 +18,8 @@ import (
 	"k8s.io/apimachinery/pkg/util/wait"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rollgate/rollgate/controllers/health"
 )
 
 // kubectl runs the cluster's kubectl against the cluster under test and returns its output.
@@ -118,13 +120,10 @@ func podsOf(ctx context.Context, d *appsv1.Deployment) ([]corev1.Pod, error) {
 	return pods.Items, err
 }
 
-func podReady(p *corev1.Pod) *corev1.PodCondition {
-	for i := range p.Status.Conditions {
-		if p.Status.Conditions[i].Type == corev1.PodReady {
-			return &p.Status.Conditions[i]
-		}
-	}
-	return nil
+// isReady: the pod's Ready condition is True.
+func isReady(p *corev1.Pod) bool {
+	c := health.ReadyCondition(p)
+	return c != nil && c.Status == corev1.ConditionTrue
 }
 
 // inNamespaceOnly marks a test that changes nothing outside its own namespaces: its kwok knobs are

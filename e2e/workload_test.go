@@ -14,6 +14,8 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rollgate/rollgate/controllers/health"
 )
 
 // These tests prove the cluster itself: the controller-manager rolls Deployments, the scheduler
@@ -47,7 +49,7 @@ func TestDeploymentMovesToNewImageAndBecomesReady(t *testing.T) {
 			if img := p.Spec.Containers[0].Image; img != "e2e.local/demo/web:1.1.0" {
 				return false, p.Name + " runs " + img, nil
 			}
-			if c := podReady(&p); c == nil || c.Status != corev1.ConditionTrue || p.Spec.NodeName == "" {
+			if !isReady(&p) || p.Spec.NodeName == "" {
 				return false, p.Name + " is not Ready on a node", nil
 			}
 		}
@@ -61,7 +63,7 @@ func TestNeverReadyImageDoesNotBecomeReady(t *testing.T) {
 	ctx := context.Background()
 	const broken = "e2e.local/demo/broken:1.2.0"
 	clusterScript(t, "never-ready", broken)
-	t.Cleanup(func() { setKnobs(t, func() {}) })
+	t.Cleanup(func() { setKnobs(t, func() {}) }) // the list of the tests' own entries again
 	ns := newNamespace(t, "never-ready")
 	d := deployment(ns, "web", "e2e.local/demo/broken:1.0.0", 3)
 	// A short progress deadline turns "never Ready" into a condition the test can wait for.
@@ -94,7 +96,7 @@ func TestNeverReadyImageDoesNotBecomeReady(t *testing.T) {
 	}
 	var brokenPods, readyOld int
 	for _, p := range pods {
-		ready := podReady(&p) != nil && podReady(&p).Status == corev1.ConditionTrue
+		ready := isReady(&p)
 		switch p.Spec.Containers[0].Image {
 		case broken:
 			brokenPods++
@@ -134,7 +136,7 @@ func TestReadyDelayHoldsPodsBack(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, p := range pods {
-		c := podReady(&p)
+		c := health.ReadyCondition(&p)
 		if c == nil {
 			t.Fatalf("pod %s has no Ready condition", p.Name)
 		}
@@ -165,8 +167,7 @@ func TestKnobsOfANamespaceStayInIt(t *testing.T) {
 		if err != nil || len(pods) != 1 {
 			return false, fmt.Sprintf("%d pods", len(pods)), err
 		}
-		p := pods[0]
-		ready := podReady(&p) != nil && podReady(&p).Status == corev1.ConditionTrue
+		p, ready := pods[0], isReady(&pods[0])
 		return p.Status.Phase == corev1.PodRunning && !ready, fmt.Sprintf("phase %s, ready %v", p.Status.Phase, ready), nil
 	})
 	eventually(t, time.Minute, "a pod of the delayed Deployment", func(ctx context.Context) (bool, string, error) {
@@ -174,7 +175,7 @@ func TestKnobsOfANamespaceStayInIt(t *testing.T) {
 		if err != nil || len(pods) != 1 {
 			return false, fmt.Sprintf("%d pods", len(pods)), err
 		}
-		if c := podReady(&pods[0]); c != nil && c.Status == corev1.ConditionTrue {
+		if isReady(&pods[0]) {
 			t.Errorf("pod %s is Ready: the 5-minute delay of its namespace did not hold it back", pods[0].Name)
 		}
 		return true, "", nil

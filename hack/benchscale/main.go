@@ -118,7 +118,9 @@ func run(ctx context.Context, f flags) error {
 			return err
 		}
 		// The kube-controller-manager's first pass over them is done before anything is timed.
-		if err := b.waitUnrelatedObserved(ctx); err != nil {
+		if _, err := b.waitDeployments(ctx, unrelatedNamespace, f.unrelated, func(d *appsv1.Deployment) bool {
+			return d.Status.ObservedGeneration >= d.Generation
+		}); err != nil {
 			return err
 		}
 	}
@@ -126,7 +128,7 @@ func run(ctx context.Context, f flags) error {
 	if err := b.createDeployments(ctx); err != nil {
 		return err
 	}
-	if _, err := b.waitDeployments(ctx, "1.0.0"); err != nil {
+	if _, err := b.waitRolledOut(ctx, "1.0.0"); err != nil {
 		return err
 	}
 
@@ -136,7 +138,7 @@ func run(ctx context.Context, f flags) error {
 	if err := b.setImages(ctx, "1.1.0"); err != nil {
 		return err
 	}
-	bareDone, err := b.waitDeployments(ctx, "1.1.0")
+	bareDone, err := b.waitRolledOut(ctx, "1.1.0")
 	if err != nil {
 		return err
 	}
@@ -260,23 +262,6 @@ func (b *bench) createUnrelated(ctx context.Context) error {
 	})
 }
 
-func (b *bench) waitUnrelatedObserved(ctx context.Context) error {
-	_, err := waitAll(ctx, b.f.unrelated, func() (int, error) {
-		var l appsv1.DeploymentList
-		if err := b.cache.List(ctx, &l, client.InNamespace(unrelatedNamespace), client.UnsafeDisableDeepCopy); err != nil {
-			return 0, err
-		}
-		n := 0
-		for _, d := range l.Items {
-			if d.Status.ObservedGeneration >= d.Generation {
-				n++
-			}
-		}
-		return n, nil
-	})
-	return err
-}
-
 func (b *bench) createDeployments(ctx context.Context) error {
 	return parallel(b.f.n, func(i int) error {
 		return b.c.Create(ctx, deployment(namespace, appName(i), image+":1.0.0", 1))
@@ -318,24 +303,31 @@ func (b *bench) announce(ctx context.Context, version string) error {
 	return b.c.Patch(ctx, cm, client.RawPatch(types.MergePatchType, fmt.Appendf(nil, `{"data":{"app":"%s"}}`, version)))
 }
 
-// waitDeployments waits until all N Deployments run version on all their replicas and no old
+// waitRolledOut waits until all N Deployments run version on all their replicas and no old
 // pod is left, and returns when that was first seen.
-func (b *bench) waitDeployments(ctx context.Context, version string) (time.Time, error) {
+func (b *bench) waitRolledOut(ctx context.Context, version string) (time.Time, error) {
 	want := image + ":" + version
-	return waitAll(ctx, b.f.n, func() (int, error) {
+	return b.waitDeployments(ctx, namespace, b.f.n, func(d *appsv1.Deployment) bool {
+		s, r := d.Status, ptr.Deref(d.Spec.Replicas, 1)
+		return d.Spec.Template.Spec.Containers[0].Image == want && s.ObservedGeneration >= d.Generation &&
+			s.UpdatedReplicas == r && s.Replicas == r && s.AvailableReplicas == r
+	})
+}
+
+// waitDeployments waits until n Deployments of namespace ns are done.
+func (b *bench) waitDeployments(ctx context.Context, ns string, n int, done func(*appsv1.Deployment) bool) (time.Time, error) {
+	return waitAll(ctx, n, func() (int, error) {
 		var l appsv1.DeploymentList
-		if err := b.cache.List(ctx, &l, client.InNamespace(namespace), client.UnsafeDisableDeepCopy); err != nil {
+		if err := b.cache.List(ctx, &l, client.InNamespace(ns), client.UnsafeDisableDeepCopy); err != nil {
 			return 0, err
 		}
-		n := 0
-		for _, d := range l.Items {
-			s, r := d.Status, ptr.Deref(d.Spec.Replicas, 1)
-			if d.Spec.Template.Spec.Containers[0].Image == want && s.ObservedGeneration >= d.Generation &&
-				s.UpdatedReplicas == r && s.Replicas == r && s.AvailableReplicas == r {
-				n++
+		count := 0
+		for i := range l.Items {
+			if done(&l.Items[i]) {
+				count++
 			}
 		}
-		return n, nil
+		return count, nil
 	})
 }
 
