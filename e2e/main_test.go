@@ -58,6 +58,9 @@ func setup() error {
 	if restConfig, err = clientcmd.BuildConfigFromFlags("", kubeconfig); err != nil {
 		return err
 	}
+	// One client serves every test, and the tests run in parallel: at client-go's default of 5
+	// requests a second their polls queue behind each other for seconds and miss short phases.
+	restConfig.QPS, restConfig.Burst = 200, 400
 	scheme := clientgoscheme.Scheme
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
 		return err
