@@ -3,11 +3,11 @@ package controllers
 import (
 	"bytes"
 	"fmt"
+	"runtime"
 	"testing"
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -35,69 +35,78 @@ func TestMetricsFollowDecisionsAndGoWithTheConfig(t *testing.T) {
 		}
 		return d
 	}
-	value := func(c prometheus.Collector) float64 { return testutil.ToFloat64(c) }
+	m := newRolloutMetrics()
+	value := func(series string) float64 { return valueOf(t, seriesIn(t, m, "metrics-test"), series) }
 
-	recordMetrics(ruc, decide(v1alpha1.PhasePending, false, rollout.OutcomeNone), start, nil)
-	if value(versionPending.WithLabelValues("metrics-test", "web")) != 1 {
+	m.record(ruc, decide(v1alpha1.PhasePending, false, rollout.OutcomeNone), start, nil)
+	if value("rolling_upgrade_pending{web}") != 1 {
 		t.Error("pending gauge not set")
 	}
 	// Outcome series exist at zero before the first outcome, so rate() sees the first one.
-	for _, c := range []prometheus.Collector{rolloutSuccess, rolloutFailure, rolloutRollbacks} {
-		if n := seriesOf(c, "metrics-test"); n != 1 {
-			t.Errorf("%d series of a counter before any rollout, want 1 at zero", n)
+	series := seriesIn(t, m, "metrics-test")
+	for _, s := range []string{"rolling_upgrade_success_total{web}", "rolling_upgrade_failure_total{web}", "rolling_upgrade_rollbacks_total{web}",
+		"rolling_upgrade_duration_seconds{web,success}", "rolling_upgrade_duration_seconds{web,rollback}", "pod_upgrade_duration_seconds{web}"} {
+		if series[s] == nil {
+			t.Errorf("no %s before any rollout, want it at zero", s)
 		}
 	}
-	if n := seriesOf(rolloutDuration, "metrics-test"); n != 2 {
-		t.Errorf("%d duration series before any rollout, want success and rollback at zero", n)
-	}
-	if n := seriesOf(rolloutDeadline, "metrics-test"); n != 0 {
+	if series["rolling_upgrade_deadline_timestamp_seconds{web}"] != nil {
 		t.Errorf("a deadline while nothing is in flight")
 	}
 
-	recordMetrics(ruc, decide(v1alpha1.PhaseInProgress, false, rollout.OutcomeStarted), start, nil)
-	if value(rolloutActive.WithLabelValues("metrics-test", "web")) != 1 || value(versionPending.WithLabelValues("metrics-test", "web")) != 0 {
+	m.record(ruc, decide(v1alpha1.PhaseInProgress, false, rollout.OutcomeStarted), start, nil)
+	if value("rolling_upgrade_active{web}") != 1 || value("rolling_upgrade_pending{web}") != 0 {
 		t.Error("active/pending gauges wrong during the health check")
 	}
-	if got, want := value(rolloutDeadline.WithLabelValues("metrics-test", "web")), float64(start.Add(10*time.Minute).Unix()); got != want {
+	if got, want := value("rolling_upgrade_deadline_timestamp_seconds{web}"), float64(start.Add(10*time.Minute).Unix()); got != want {
 		t.Errorf("deadline %v, want %v", got, want)
 	}
-	recordMetrics(ruc, decide(v1alpha1.PhaseCompleted, false, rollout.OutcomeHealthy), start.Add(42*time.Second),
+	m.record(ruc, decide(v1alpha1.PhaseCompleted, false, rollout.OutcomeHealthy), start.Add(42*time.Second),
 		[]time.Duration{3 * time.Second, 4 * time.Second})
-	if n := seriesOf(rolloutDeadline, "metrics-test"); n != 0 {
+	if seriesIn(t, m, "metrics-test")["rolling_upgrade_deadline_timestamp_seconds{web}"] != nil {
 		t.Errorf("the deadline stays after the rollout ended")
 	}
-	recordMetrics(ruc, decide(v1alpha1.PhaseRollingBack, true, rollout.OutcomeFailed), start.Add(10*time.Minute), nil)
+	m.record(ruc, decide(v1alpha1.PhaseRollingBack, true, rollout.OutcomeFailed), start.Add(10*time.Minute), nil)
 	// Watching the rollback again counts nothing more.
-	recordMetrics(ruc, decide(v1alpha1.PhaseRollingBack, true, rollout.OutcomeNone), start.Add(11*time.Minute), nil)
-	if value(rolloutSuccess.WithLabelValues("metrics-test", "web")) != 1 ||
-		value(rolloutFailure.WithLabelValues("metrics-test", "web")) != 1 ||
-		value(rolloutRollbacks.WithLabelValues("metrics-test", "web")) != 1 ||
-		value(circuitOpen.WithLabelValues("metrics-test", "web")) != 1 {
+	m.record(ruc, decide(v1alpha1.PhaseRollingBack, true, rollout.OutcomeNone), start.Add(11*time.Minute), nil)
+	if value("rolling_upgrade_success_total{web}") != 1 || value("rolling_upgrade_failure_total{web}") != 1 ||
+		value("rolling_upgrade_rollbacks_total{web}") != 1 || value("rolling_upgrade_circuit_open{web}") != 1 {
 		t.Error("counters or circuit gauge wrong")
 	}
-	if count, sum := histogramOf(t, rolloutDuration, "metrics-test"); count != 2 || sum != 642 {
-		t.Errorf("rollout durations: %d observations summing to %vs, want 2 and 642s", count, sum)
-	}
-	if count, sum := histogramOf(t, podUpgradeDuration, "metrics-test"); count != 2 || sum != 7 {
-		t.Errorf("pod upgrade durations: %d observations summing to %vs, want 2 and 7s", count, sum)
+	series = seriesIn(t, m, "metrics-test")
+	for _, want := range []struct {
+		series     string
+		count      uint64
+		sum        float64
+		cumulative map[float64]uint64 // upper bound: observations at or below it
+	}{
+		{"rolling_upgrade_duration_seconds{web,success}", 1, 42, map[float64]uint64{30: 0, 60: 1, 3600: 1}},
+		{"rolling_upgrade_duration_seconds{web,rollback}", 1, 600, map[float64]uint64{300: 0, 600: 1}},
+		{"pod_upgrade_duration_seconds{web}", 2, 7, map[float64]uint64{2: 0, 5: 2, 600: 2}},
+	} {
+		h := series[want.series].GetHistogram()
+		if h.GetSampleCount() != want.count || h.GetSampleSum() != want.sum {
+			t.Errorf("%s: %d observations summing to %v, want %d and %v", want.series, h.GetSampleCount(), h.GetSampleSum(), want.count, want.sum)
+		}
+		for _, b := range h.GetBucket() {
+			if n, ok := want.cumulative[b.GetUpperBound()]; ok && b.GetCumulativeCount() != n {
+				t.Errorf("%s: %d observations at or below %v, want %d", want.series, b.GetCumulativeCount(), b.GetUpperBound(), n)
+			}
+		}
 	}
 	// A target removed by hand mid-check is a rollback, not a failure.
-	recordMetrics(ruc, decide(v1alpha1.PhaseRollingBack, false, rollout.OutcomeAbandoned), start.Add(time.Minute), nil)
-	if value(rolloutRollbacks.WithLabelValues("metrics-test", "web")) != 2 || value(rolloutFailure.WithLabelValues("metrics-test", "web")) != 1 {
+	m.record(ruc, decide(v1alpha1.PhaseRollingBack, false, rollout.OutcomeAbandoned), start.Add(time.Minute), nil)
+	if value("rolling_upgrade_rollbacks_total{web}") != 2 || value("rolling_upgrade_failure_total{web}") != 1 {
 		t.Error("a rollback by hand was not counted as a rollback only")
 	}
 	// A config retargeted mid-check abandons the rollout and rolls nothing back: no count.
-	recordMetrics(ruc, decide(v1alpha1.PhaseIdle, false, rollout.OutcomeAbandoned), start.Add(time.Minute), nil)
-	if value(rolloutRollbacks.WithLabelValues("metrics-test", "web")) != 2 {
+	m.record(ruc, decide(v1alpha1.PhaseIdle, false, rollout.OutcomeAbandoned), start.Add(time.Minute), nil)
+	if value("rolling_upgrade_rollbacks_total{web}") != 2 {
 		t.Error("a retargeted config counted a rollback")
 	}
 
-	forgetMetrics("metrics-test", "web")
-	n := 0
-	for _, v := range allVecs {
-		n += seriesOf(v, "metrics-test")
-	}
-	if n != 0 {
+	m.forget("metrics-test", "web")
+	if n := len(seriesIn(t, m, "metrics-test")); n != 0 {
 		t.Errorf("%d series left after the config was deleted", n)
 	}
 }
@@ -106,9 +115,9 @@ func TestMetricsFollowDecisionsAndGoWithTheConfig(t *testing.T) {
 // and carry no label but the config's, the result and the histogram bucket.
 func TestMetricCardinalityIsPerConfig(t *testing.T) {
 	const configs, rollouts = 2000, 5
-	ns := "cardinality-test"
+	m := newRolloutMetrics()
 	for i := range configs {
-		ruc := &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("app-%d", i)}}
+		ruc := &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "cardinality-test", Name: fmt.Sprintf("app-%d", i)}}
 		start := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
 		for v := range rollouts {
 			d := rollout.Decision{Outcome: rollout.OutcomeHealthy,
@@ -116,38 +125,22 @@ func TestMetricCardinalityIsPerConfig(t *testing.T) {
 			if v%2 == 1 {
 				d.Outcome, d.Annotations.Step = rollout.OutcomeFailed, rollout.StepRollingBack
 			}
-			recordMetrics(ruc, d, start.Add(time.Minute), []time.Duration{time.Second, 2 * time.Second, 3 * time.Second})
+			m.record(ruc, d, start.Add(time.Minute), []time.Duration{time.Second, 2 * time.Second, 3 * time.Second})
 		}
 	}
-	t.Cleanup(func() {
-		for i := range configs {
-			forgetMetrics(ns, fmt.Sprintf("app-%d", i))
-		}
-	})
 
 	// Per config: 3 gauges (the deadline is absent while idle), 3 counters, 2 rollout duration
 	// histograms (success, rollback) and 1 pod upgrade histogram.
 	allowed := map[string]bool{"namespace": true, "name": true, "result": true}
 	series := 0
-	for _, v := range allVecs {
-		var c prometheus.Collector = v
-		ch := make(chan prometheus.Metric, 1024)
-		go func() { c.Collect(ch); close(ch) }()
-		for m := range ch {
-			var pb dto.Metric
-			if err := m.Write(&pb); err != nil {
-				t.Fatal(err)
-			}
-			inNamespace := false
-			for _, l := range pb.GetLabel() {
+	for _, f := range gathered(t, m) {
+		for _, s := range f.GetMetric() {
+			for _, l := range s.GetLabel() {
 				if !allowed[l.GetName()] {
 					t.Fatalf("label %s=%s: series must not be per version or per pod", l.GetName(), l.GetValue())
 				}
-				inNamespace = inNamespace || (l.GetName() == "namespace" && l.GetValue() == ns)
 			}
-			if inNamespace {
-				series++
-			}
+			series++
 		}
 	}
 	if want := configs * (3 + 3 + 2 + 1); series != want {
@@ -155,46 +148,59 @@ func TestMetricCardinalityIsPerConfig(t *testing.T) {
 	}
 }
 
-// histogramOf sums the observations of a histogram's series in one namespace.
-func histogramOf(t *testing.T, c prometheus.Collector, namespace string) (uint64, float64) {
+// gathered is what a collector exposes, through a pedantic registry: it also checks the series
+// against the collector's descriptions.
+func gathered(t *testing.T, c prometheus.Collector) []*dto.MetricFamily {
 	t.Helper()
-	ch := make(chan prometheus.Metric, 100)
-	go func() { c.Collect(ch); close(ch) }()
-	var count uint64
-	var sum float64
-	for m := range ch {
-		var pb dto.Metric
-		if err := m.Write(&pb); err != nil {
-			t.Fatal(err)
-		}
-		for _, l := range pb.GetLabel() {
-			if l.GetName() == "namespace" && l.GetValue() == namespace {
-				count += pb.GetHistogram().GetSampleCount()
-				sum += pb.GetHistogram().GetSampleSum()
-			}
-		}
+	reg := prometheus.NewPedanticRegistry()
+	reg.MustRegister(c)
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
 	}
-	return count, sum
+	return families
 }
 
-// seriesOf counts the series of a collector that belong to one namespace (other tests of the
-// package may record metrics of their own configs in the same registry).
-func seriesOf(c prometheus.Collector, namespace string) int {
-	ch := make(chan prometheus.Metric, 100)
-	go func() { c.Collect(ch); close(ch) }()
-	n := 0
-	for m := range ch {
-		var pb dto.Metric
-		if err := m.Write(&pb); err != nil {
-			continue
-		}
-		for _, l := range pb.GetLabel() {
-			if l.GetName() == "namespace" && l.GetValue() == namespace {
-				n++
+// seriesIn is the series of one namespace, by metric name and the other label values in order:
+// "rolling_upgrade_active{web}", "rolling_upgrade_duration_seconds{web,success}".
+func seriesIn(t *testing.T, c prometheus.Collector, namespace string) map[string]*dto.Metric {
+	t.Helper()
+	series := map[string]*dto.Metric{}
+	for _, f := range gathered(t, c) {
+		for _, s := range f.GetMetric() {
+			inNamespace := false
+			labels := map[string]string{}
+			for _, l := range s.GetLabel() {
+				labels[l.GetName()] = l.GetValue()
+				inNamespace = inNamespace || (l.GetName() == "namespace" && l.GetValue() == namespace)
 			}
+			if !inNamespace {
+				continue
+			}
+			key := f.GetName() + "{" + labels["name"]
+			if r, ok := labels["result"]; ok {
+				key += "," + r
+			}
+			series[key+"}"] = s
 		}
 	}
-	return n
+	return series
+}
+
+// valueOf is the value of a gauge or counter among series.
+func valueOf(t *testing.T, series map[string]*dto.Metric, name string) float64 {
+	t.Helper()
+	s := series[name]
+	switch {
+	case s == nil:
+		t.Fatalf("no series %s", name)
+	case s.GetGauge() != nil:
+		return s.GetGauge().GetValue()
+	case s.GetCounter() != nil:
+		return s.GetCounter().GetValue()
+	}
+	t.Fatalf("%s is neither a gauge nor a counter", name)
+	return 0
 }
 
 // BenchmarkScrapeWith2000Configs measures one scrape of the manager's registry (rollgate's and
@@ -207,11 +213,11 @@ func BenchmarkScrapeWith2000Configs(b *testing.B) {
 	for i := range configs {
 		ruc := &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: ns, Name: fmt.Sprintf("app-%d", i)}}
 		d := rollout.Decision{Outcome: rollout.OutcomeHealthy, Rollout: rollout.Rollout{Image: "ghcr.io/acme/app:1.1.0", Started: start}}
-		recordMetrics(ruc, d, start.Add(time.Minute), []time.Duration{2 * time.Second, 3 * time.Second})
+		configMetrics.record(ruc, d, start.Add(time.Minute), []time.Duration{2 * time.Second, 3 * time.Second})
 	}
 	b.Cleanup(func() {
 		for i := range configs {
-			forgetMetrics(ns, fmt.Sprintf("app-%d", i))
+			configMetrics.forget(ns, fmt.Sprintf("app-%d", i))
 		}
 	})
 	var size, series int
@@ -239,4 +245,35 @@ func BenchmarkScrapeWith2000Configs(b *testing.B) {
 	}
 	b.ReportMetric(float64(size)/1024, "KiB/scrape")
 	b.ReportMetric(float64(series), "series")
+}
+
+// BenchmarkMetricsOf5000Configs measures the heap the rollout metrics of 5,000 configs keep, each
+// after a rollout, and the time to forget them all (the configs deleted).
+func BenchmarkMetricsOf5000Configs(b *testing.B) {
+	const configs = 5000
+	start := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	var ms runtime.MemStats
+	var kept uint64
+	var forgetting time.Duration
+	for b.Loop() {
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		before := ms.HeapAlloc
+		m := newRolloutMetrics()
+		for i := range configs {
+			ruc := &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "bench-memory", Name: fmt.Sprintf("app-%d", i)}}
+			d := rollout.Decision{Outcome: rollout.OutcomeHealthy, Rollout: rollout.Rollout{Image: "ghcr.io/acme/app:1.1.0", Started: start}}
+			m.record(ruc, d, start.Add(time.Minute), []time.Duration{2 * time.Second})
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&ms)
+		kept = ms.HeapAlloc - before
+		t0 := time.Now()
+		for i := range configs {
+			m.forget("bench-memory", fmt.Sprintf("app-%d", i))
+		}
+		forgetting = time.Since(t0)
+	}
+	b.ReportMetric(float64(kept)/configs, "B/config")
+	b.ReportMetric(float64(forgetting.Microseconds())/1000, "ms-to-forget-all")
 }

@@ -41,7 +41,7 @@ func (r *RollingUpgradeConfigReconciler) Reconcile(ctx context.Context, req ctrl
 	defer r.reportPanic(ctx, &ruc, &err)
 	if err := r.Client.Get(ctx, req.NamespacedName, &ruc); err != nil {
 		if apierrors.IsNotFound(err) {
-			forgetMetrics(req.Namespace, req.Name)
+			configMetrics.forget(req.Namespace, req.Name)
 		}
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
@@ -65,7 +65,7 @@ func (r *RollingUpgradeConfigReconciler) Reconcile(ctx context.Context, req ctrl
 			return ctrl.Result{}, err
 		}
 	}
-	recordMetrics(&ruc, d, in.Now, r.podUpgrades(ctx, &ruc, w, d))
+	configMetrics.record(&ruc, d, in.Now, r.podUpgrades(ctx, &ruc, w, d))
 	return ctrl.Result{RequeueAfter: d.RequeueAfter}, nil
 }
 
@@ -223,7 +223,7 @@ func (r *RollingUpgradeConfigReconciler) finalize(ctx context.Context, ruc *v1al
 	for _, e := range f.Events {
 		r.Recorder.Eventf(subject, nil, e.Type, e.Reason, "Delete", "%s", e.Message)
 	}
-	forgetMetrics(ruc.Namespace, ruc.Name)
+	configMetrics.forget(ruc.Namespace, ruc.Name)
 	return ctrl.Result{}, nil
 }
 

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus/testutil"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -182,17 +181,19 @@ func TestRolloutMetricsThroughReconcile(t *testing.T) {
 	}
 
 	reconcile() // 1.1.0 starts
-	if testutil.ToFloat64(rolloutActive.WithLabelValues(ns, "web")) != 1 || seriesOf(rolloutDeadline, ns) != 1 {
+	if series := seriesIn(t, configMetrics, ns); valueOf(t, series, "rolling_upgrade_active{web}") != 1 ||
+		series["rolling_upgrade_deadline_timestamp_seconds{web}"] == nil {
 		t.Fatal("no active rollout or deadline in the metrics")
 	}
 	renderAndBecomeHealthy("ghcr.io/acme/web:1.1.0", 4*time.Second)
 	clock.SetTime(clock.Now().Add(20 * time.Second))
 	reconcile() // 1.1.0 is healthy
-	if count, sum := histogramOf(t, podUpgradeDuration, ns); count != 2 || sum != 8 {
-		t.Errorf("pod upgrade durations: %d observations summing to %vs, want 2 pods of 4s", count, sum)
+	series := seriesIn(t, configMetrics, ns)
+	if h := series["pod_upgrade_duration_seconds{web}"].GetHistogram(); h.GetSampleCount() != 2 || h.GetSampleSum() != 8 {
+		t.Errorf("pod upgrade durations: %d observations summing to %vs, want 2 pods of 4s", h.GetSampleCount(), h.GetSampleSum())
 	}
-	if count, _ := histogramOf(t, rolloutDuration, ns); count != 1 {
-		t.Errorf("%d rollout durations, want 1", count)
+	if n := series["rolling_upgrade_duration_seconds{web,success}"].GetHistogram().GetSampleCount(); n != 1 {
+		t.Errorf("%d rollout durations, want 1", n)
 	}
 
 	var av v1alpha1.ApplicationVersion
@@ -204,7 +205,7 @@ func TestRolloutMetricsThroughReconcile(t *testing.T) {
 		t.Fatal(err)
 	}
 	reconcile() // 1.2.0 starts
-	if testutil.ToFloat64(rolloutActive.WithLabelValues(ns, "web")) != 1 {
+	if valueOf(t, seriesIn(t, configMetrics, ns), "rolling_upgrade_active{web}") != 1 {
 		t.Fatal("the second rollout is not active")
 	}
 	var ruc v1alpha1.RollingUpgradeConfig
@@ -215,10 +216,8 @@ func TestRolloutMetricsThroughReconcile(t *testing.T) {
 		t.Fatal(err)
 	}
 	reconcile()
-	for _, v := range allVecs {
-		if n := seriesOf(v, ns); n != 0 {
-			t.Errorf("%d series left after the config was deleted mid-rollout", n)
-		}
+	if n := len(seriesIn(t, configMetrics, ns)); n != 0 {
+		t.Errorf("%d series left after the config was deleted mid-rollout", n)
 	}
 }
 

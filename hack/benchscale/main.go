@@ -58,6 +58,7 @@ type flags struct {
 	idle        time.Duration
 	manager     string
 	managerArgs string
+	managerEnv  string
 	managerLog  string
 	pids        string
 }
@@ -70,6 +71,7 @@ func main() {
 	flag.DurationVar(&f.idle, "idle", 5*time.Minute, "how long to watch the settled manager")
 	flag.StringVar(&f.manager, "manager", "bin/rollgate", "the manager binary")
 	flag.StringVar(&f.managerArgs, "manager-args", "", "extra flags for the manager, space-separated")
+	flag.StringVar(&f.managerEnv, "manager-env", "", "extra environment of the manager alone (NAME=value, space-separated), such as the GOMEMLIMIT it is installed with")
 	flag.StringVar(&f.managerLog, "manager-log", "bin/bench-scale-manager.log", "where the manager's log goes")
 	flag.StringVar(&f.pids, "pids", "", "directory of the control plane's pid files (kwokctl's pids/), for its CPU time")
 	flag.Parse()
@@ -397,6 +399,7 @@ func startManager(ctx context.Context, f flags) (*manager, error) {
 	args := append([]string{"--kubeconfig", f.kubeconfig, "--leader-elect=false", "--metrics-bind-address", addr,
 		"--health-probe-bind-address", "127.0.0.1:0"}, strings.Fields(f.managerArgs)...)
 	cmd := exec.CommandContext(ctx, f.manager, args...)
+	cmd.Env = append(os.Environ(), strings.Fields(f.managerEnv)...)
 	cmd.Stdout, cmd.Stderr = logFile, logFile
 	cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL} // nor does it outlive a bench killed outright
 	if err := cmd.Start(); err != nil {
@@ -563,7 +566,7 @@ func report(w io.Writer, f flags, r measured) {
 	if f.unrelated > 0 {
 		fmt.Fprintf(w, ", %d unrelated ConfigMaps and Deployments", f.unrelated)
 	}
-	fmt.Fprintf(w, "; manager flags: %q\n", f.managerArgs)
+	fmt.Fprintf(w, "; manager flags: %q, environment: %q\n", f.managerArgs, f.managerEnv)
 	line(fmt.Sprintf("bare client (%d patches, until rolled out)", f.n), "%8.1f s", r.bare.Seconds())
 	line("rollgate (announcement until all Completed)", "%8.1f s   %.2f× the bare client", r.rollgate.Seconds(),
 		r.rollgate.Seconds()/r.bare.Seconds())
