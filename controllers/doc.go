@@ -8,7 +8,8 @@
 // the pull credentials of a registry source, and every write to a config is an update.
 //
 // +kubebuilder:rbac:groups=rollgate.dev,resources=rollingupgradeconfigs,verbs=get;list;watch;update
-// +kubebuilder:rbac:groups=rollgate.dev,resources=rollingupgradeconfigs/status,verbs=update
+// +kubebuilder:rbac:groups=rollgate.dev,resources=rollingupgradeconfigs/status,verbs=update;patch
+// +kubebuilder:rbac:groups=rollgate.dev,resources=gitwritebacks,verbs=get;list;watch
 // +kubebuilder:rbac:groups=rollgate.dev,resources=applicationversions,verbs=get;list;watch
 // +kubebuilder:rbac:groups=rollgate.dev,resources=applicationversions/status,verbs=update
 // +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=get;list;watch;patch

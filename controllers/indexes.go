@@ -19,6 +19,7 @@ const (
 	indexTarget             = "rollgate.dev/target"              // "Deployment/web"
 	indexApplicationVersion = "rollgate.dev/application-version" // ApplicationVersion names
 	indexConfigMap          = "rollgate.dev/configmap"           // ConfigMap names
+	indexGitWriteBack       = "rollgate.dev/git-write-back"      // the GitWriteBack's name
 )
 
 func targetKey(kind v1alpha1.WorkloadKind, name string) string {
@@ -37,6 +38,12 @@ var configIndexes = map[string]client.IndexerFunc{
 		}
 		return ""
 	}),
+	indexGitWriteBack: func(o client.Object) []string {
+		if g := o.(*v1alpha1.RollingUpgradeConfig).Spec.GitWriteBack; g != nil {
+			return []string{g.Name}
+		}
+		return nil
+	},
 	indexConfigMap: sourceNames(func(s v1alpha1.VersionSource) string {
 		if s.ConfigMap != nil {
 			return s.ConfigMap.Name

@@ -228,13 +228,14 @@ func (r *RollingUpgradeConfigReconciler) finalize(ctx context.Context, ruc *v1al
 }
 
 // SetupWithManager watches configs (spec and annotation changes; the status is the controller's
-// own), their workloads and their sources.
+// own, but for the write-back's first read of the config's record in Git), their workloads and
+// their sources.
 func (r *RollingUpgradeConfigReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	c := mgr.GetClient()
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("rollingupgradeconfig").
 		For(&v1alpha1.RollingUpgradeConfig{}, builder.WithPredicates(
-			predicate.Or(predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}))).
+			predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, gitRecordRead))).
 		Watches(&appsv1.Deployment{}, byTarget(c, v1alpha1.KindDeployment)).
 		Watches(&appsv1.StatefulSet{}, byTarget(c, v1alpha1.KindStatefulSet)).
 		Watches(&v1alpha1.ApplicationVersion{}, byName(c, indexApplicationVersion)).

@@ -9,7 +9,9 @@ import (
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 
+	"github.com/rollgate/rollgate/controllers/gitwrite"
 	"github.com/rollgate/rollgate/controllers/registry"
+	"github.com/rollgate/rollgate/controllers/writeback"
 )
 
 // Names of the controllers, for the manager's --controllers flag.
@@ -17,10 +19,11 @@ const (
 	ControllerRollout            = "rollout"
 	ControllerRenderer           = "renderer"
 	ControllerApplicationVersion = "applicationversion"
+	ControllerGitWriteBack       = "gitwriteback"
 )
 
 // AllControllers is the default set.
-var AllControllers = []string{ControllerRollout, ControllerRenderer, ControllerApplicationVersion}
+var AllControllers = []string{ControllerRollout, ControllerRenderer, ControllerApplicationVersion, ControllerGitWriteBack}
 
 // Config is what the controllers take from the manager.
 type Config struct {
@@ -62,6 +65,14 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 	}
 	if slices.Contains(cfg.Controllers, ControllerRenderer) {
 		if err := (&RendererReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: cfg.Clock}).SetupWithManager(mgr); err != nil {
+			return err
+		}
+	}
+	if slices.Contains(cfg.Controllers, ControllerGitWriteBack) {
+		r := &GitWriteBackReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
+			Recorder: mgr.GetEventRecorder("rollgate"), Clock: cfg.Clock,
+			Queue: &writeback.Queue{Write: gitwrite.Write, Clock: clock.RealClock{}}}
+		if err := r.SetupWithManager(ctx, mgr); err != nil {
 			return err
 		}
 	}

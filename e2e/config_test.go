@@ -13,12 +13,12 @@ import (
 
 // These tests apply what config/ ships to the real API server.
 
-// installCRDs applies config/crd (idempotent) and waits until both CRDs are served.
+// installCRDs applies config/crd (idempotent) and waits until its CRDs are served.
 func installCRDs(t *testing.T) {
 	t.Helper()
 	mustKubectl(t, "apply", "--server-side", "-k", "config/crd")
 	mustKubectl(t, "wait", "--for=condition=Established", "--timeout=60s",
-		"crd/rollingupgradeconfigs.rollgate.dev", "crd/applicationversions.rollgate.dev")
+		"crd/rollingupgradeconfigs.rollgate.dev", "crd/applicationversions.rollgate.dev", "crd/gitwritebacks.rollgate.dev")
 }
 
 func TestCRDsInstallAndSamplesAreAccepted(t *testing.T) {

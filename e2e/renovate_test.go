@@ -20,9 +20,9 @@ import (
 )
 
 // runRenovate runs the real Renovate (RENOVATE_BIN, with NODE_DIR first on PATH) over dir in local
-// mode, offline: every host is disabled but the registry on 127.0.0.1. Renovate exits 0 even when
-// it fails, so the report is checked instead.
-func runRenovate(t *testing.T, dir, registryHost string) (*renovate.Report, string) {
+// mode, offline: every host is disabled but the registry on 127.0.0.1 and those hostRules enable.
+// Renovate exits 0 even when it fails, so the report is checked instead.
+func runRenovate(t *testing.T, dir, registryHost string, hostRules ...map[string]any) (*renovate.Report, string) {
 	t.Helper()
 	bin, nodeDir := os.Getenv("RENOVATE_BIN"), os.Getenv("NODE_DIR")
 	if bin == "" || nodeDir == "" {
@@ -34,6 +34,9 @@ func runRenovate(t *testing.T, dir, registryHost string) (*renovate.Report, stri
 			map[string]any{"enabled": false},
 			map[string]any{"matchHost": strings.Split(registryHost, ":")[0], "hostType": "docker", "insecureRegistry": true, "enabled": true},
 		},
+	}
+	for _, r := range hostRules {
+		global["hostRules"] = append(global["hostRules"].([]any), r)
 	}
 	globalFile := filepath.Join(work, "global.json")
 	writeJSON(t, globalFile, global)

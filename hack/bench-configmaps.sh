@@ -14,7 +14,7 @@ trap '[ -n "$pid" ] && kill $pid 2>/dev/null; hack/cluster/cluster.sh down' EXIT
 
 hack/cluster/cluster.sh up
 kubectl apply --server-side -k config/crd >/dev/null
-kubectl wait --for=condition=Established --timeout=60s crd/rollingupgradeconfigs.rollgate.dev >/dev/null
+kubectl wait --for=condition=Established --timeout=60s crd/rollingupgradeconfigs.rollgate.dev crd/gitwritebacks.rollgate.dev >/dev/null
 kubectl create namespace bench >/dev/null
 for i in $(seq 10); do
   kubectl -n bench create deployment "app$i" --image="bench.local/app$i:1.0.0" >/dev/null

@@ -22,7 +22,7 @@ hack/cluster/cluster.sh up
 # them: health checks then span several workload events, as they do in a real cluster.
 hack/cluster/cluster.sh ready-delay "${READY_DELAY:-2000}"
 "$KUBECTL" --kubeconfig "$KUBECONFIG_OUT" apply --server-side -k config/crd >/dev/null
-"$KUBECTL" --kubeconfig "$KUBECONFIG_OUT" wait --for=condition=Established --timeout=60s crd/rollingupgradeconfigs.rollgate.dev >/dev/null
+"$KUBECTL" --kubeconfig "$KUBECONFIG_OUT" wait --for=condition=Established --timeout=60s crd/rollingupgradeconfigs.rollgate.dev crd/gitwritebacks.rollgate.dev >/dev/null
 # The manager alone gets MANAGER_ENV: exported, a GOMEMLIMIT would also bind the control plane.
 installed_env=$(sed -n '/name: GOMEMLIMIT/{n;s/ *value: */GOMEMLIMIT=/p}' config/manager/manager.yaml)
 go run ./hack/benchscale -kubeconfig "$KUBECONFIG_OUT" -n "$N" -unrelated "${UNRELATED:-0}" -idle "${IDLE:-5m}" \

@@ -50,7 +50,7 @@ say "1. A local Kubernetes: etcd, kube-apiserver, kube-controller-manager and ku
 hack/cluster/cluster.sh up
 run kubectl get nodes
 run kubectl apply --server-side -k config/crd >/dev/null
-kubectl wait --for=condition=Established --timeout=60s crd/rollingupgradeconfigs.rollgate.dev crd/applicationversions.rollgate.dev >/dev/null
+kubectl wait --for=condition=Established --timeout=60s crd/rollingupgradeconfigs.rollgate.dev crd/applicationversions.rollgate.dev crd/gitwritebacks.rollgate.dev >/dev/null
 note "Versions 1.2.0 and 1.2.1 of ghcr.io/acme/web are broken: kwok never makes their pods Ready."
 hack/cluster/cluster.sh never-ready ghcr.io/acme/web:1.2.0 ghcr.io/acme/web:1.2.1
 

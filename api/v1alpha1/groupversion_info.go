@@ -1,5 +1,6 @@
 // Package v1alpha1 holds the rollgate.dev/v1alpha1 API: RollingUpgradeConfig, which says how and when
-// a workload may move to a newer image, and ApplicationVersion, the version signal Renovate bumps in Git.
+// a workload may move to a newer image, ApplicationVersion, the version signal Renovate bumps in Git,
+// and GitWriteBack, the Git branch configs write their outcomes to.
 //
 // +kubebuilder:object:generate=true
 // +groupName=rollgate.dev
@@ -18,7 +19,7 @@ var (
 	// SchemeBuilder registers the rollgate types with a runtime.Scheme.
 	SchemeBuilder = runtime.NewSchemeBuilder(func(s *runtime.Scheme) error {
 		s.AddKnownTypes(GroupVersion, &RollingUpgradeConfig{}, &RollingUpgradeConfigList{},
-			&ApplicationVersion{}, &ApplicationVersionList{})
+			&ApplicationVersion{}, &ApplicationVersionList{}, &GitWriteBack{}, &GitWriteBackList{})
 		metav1.AddToGroupVersion(s, GroupVersion)
 		return nil
 	})

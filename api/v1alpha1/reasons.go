@@ -19,6 +19,7 @@ const (
 	EventUpdateAbandoned             = "UpdateAbandoned"             // a person ended a health check before its verdict
 	EventRollbackStuck               = "RollbackStuck"               // a rollback is not healthy after the health timeout
 	EventReconcilePanic              = "ReconcilePanic"              // the manager failed on this config; it retries, others go on
+	EventGitWriteBackFailed          = "GitWriteBackFailed"          // an outcome could not be written to Git; retried with backoff
 )
 
 // Condition reasons of RollingUpgradeConfig (besides the event reasons, which double as reasons of
@@ -35,4 +36,10 @@ const (
 	ReasonNotSemver          = "NotSemver"          // an ApplicationVersion whose version is not semver
 	ReasonNotATag            = "NotATag"            // an ApplicationVersion whose version cannot be an image tag
 	ReasonValid              = "Valid"              // an ApplicationVersion whose version is usable
+	ReasonWritten            = "Written"            // Git says what the status says (condition GitWriteBack)
+	ReasonAwaitingGitRecord  = "AwaitingGitRecord"  // a config that writes back reads its record in Git before any rollout
 )
+
+// ConditionGitWriteBack is the condition of a config with spec.gitWriteBack: True (Written) while Git
+// says what the status says, False (GitWriteBackFailed) while a write fails.
+const ConditionGitWriteBack = "GitWriteBack"

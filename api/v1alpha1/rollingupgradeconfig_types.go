@@ -189,6 +189,14 @@ type RollingUpgradeConfigSpec struct {
 	// version proves nothing, so a workload at 0 replicas holds its rollouts instead.
 	// +optional
 	AllowZeroReplicas bool `json:"allowZeroReplicas,omitempty"`
+
+	// GitWriteBack writes the outcome of each health verdict into Git: the version that passed
+	// into the workload's file, and this config's record (that version and the failed ones), from
+	// which the Renovate preset of failed versions is made. The rollout itself is unchanged: the
+	// image is rendered into the workload as without it, so the GitOps tool keeps its ignore rule
+	// for the image field.
+	// +optional
+	GitWriteBack *GitWriteBackReference `json:"gitWriteBack,omitempty"`
 }
 
 // Defaults of the optional durations; the API server fills them in, these serve objects built in Go.
@@ -354,6 +362,11 @@ type RollingUpgradeConfigStatus struct {
 	// on; a different value resets the circuit breaker once.
 	// +optional
 	LastCircuitReset string `json:"lastCircuitReset,omitempty"`
+
+	// GitWriteBack is what was last written to Git (spec.gitWriteBack); the GitWriteBack
+	// condition says whether Git agrees with this status.
+	// +optional
+	GitWriteBack *GitWriteBackStatus `json:"gitWriteBack,omitempty"`
 
 	// VersionHistory lists finished rollouts, newest last, at most 50.
 	// +kubebuilder:validation:MaxItems=50

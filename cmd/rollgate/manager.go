@@ -22,6 +22,7 @@ import (
 
 	rollgatev1alpha1 "github.com/rollgate/rollgate/api/v1alpha1"
 	"github.com/rollgate/rollgate/controllers"
+	"github.com/rollgate/rollgate/controllers/gitwrite"
 )
 
 // newScheme knows the built-in Kubernetes types and rollgate's own.
@@ -80,6 +81,7 @@ func newManager(ctx context.Context, cfg *rest.Config, o options) (ctrl.Manager,
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
+	gitwrite.UseTransport(o.GitAllow.Transport())
 	if err := controllers.Setup(ctx, mgr, controllers.Config{Controllers: o.Controllers, Clock: clock.RealClock{},
 		Tags: o.registry(), Shard: o.Shard, CacheTrim: trim}); err != nil {
 		return nil, fmt.Errorf("setting up the controllers: %w", err)

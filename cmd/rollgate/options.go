@@ -37,6 +37,7 @@ type options struct {
 	KubeAPIBurst            int
 	RegistryQPS             float64
 	RegistryAllow           registry.AddressPolicy
+	GitAllow                registry.AddressPolicy
 	zap                     zap.Options
 }
 
@@ -73,7 +74,7 @@ func parseOptions(args []string) (options, error) {
 	controllersFlag := strings.Join(controllers.AllControllers, ",")
 	fs.StringVar(&controllersFlag, "controllers", controllersFlag,
 		"Comma-separated controllers to run: rollout (the engine), renderer (annotation to workload image), "+
-			"applicationversion (ApplicationVersion status).")
+			"applicationversion (ApplicationVersion status), gitwriteback (outcomes written to Git).")
 	fs.IntVar(&o.Concurrency, "concurrency", 4,
 		"Configs each controller reconciles at once: one slow config (a registry that does not answer) holds one worker, not all.")
 	fs.DurationVar(&o.ReconcileTimeout, "reconcile-timeout", time.Minute,
@@ -92,6 +93,10 @@ func parseOptions(args []string) (options, error) {
 		"Comma-separated CIDRs, addresses or host names the manager may list tags from although they are "+
 			"loopback, link-local or a cloud metadata service, which are refused by default (e.g. 127.0.0.1 for a "+
 			"registry in a sidecar); a host name also lets a proxy resolve it.")
+	var gitAllow string
+	fs.StringVar(&gitAllow, "git-allow", "",
+		"Comma-separated CIDRs, addresses or host names the manager may write Git repositories to although they are "+
+			"loopback, link-local or a cloud metadata service, which are refused by default (spec.url of a GitWriteBack).")
 	o.zap = zap.Options{Development: false}
 	o.zap.BindFlags(fs)
 
@@ -124,6 +129,10 @@ func parseOptions(args []string) (options, error) {
 	if o.RegistryAllow, err = registry.ParseAllowList(splitList(registryAllow)); err != nil {
 		return options{}, fmt.Errorf("--registry-allow: %w", err)
 	}
+	if o.GitAllow, err = registry.ParseAllowList(splitList(gitAllow)); err != nil {
+		return options{}, fmt.Errorf("--git-allow: %w", err)
+	}
+	o.GitAllow = o.GitAllow.RefusedWith(errGitAddressRefused)
 	if o.ReconcileTimeout <= 0 {
 		return options{}, fmt.Errorf("--reconcile-timeout must be positive, not %s", o.ReconcileTimeout)
 	}
@@ -160,6 +169,9 @@ func (o options) restConfig() (*rest.Config, error) {
 	countAPIRequests(cfg)
 	return cfg, nil
 }
+
+// errGitAddressRefused is what a GitWriteBack whose host the policy refuses says.
+var errGitAddressRefused = errors.New("the Git host's address is not allowed by the manager (--git-allow)")
 
 // registry is how the manager lists tags: within the address policy, paced per host.
 func (o options) registry() registry.Remote {

@@ -34,8 +34,14 @@ func TestParseOptions(t *testing.T) {
 			check: func(o options) bool { return o.zap.Level != nil && o.zap.Level.Enabled(zapcore.DebugLevel) }},
 		{name: "all controllers by default", args: nil,
 			check: func(o options) bool {
-				return slices.Equal(o.Controllers, []string{"rollout", "renderer", "applicationversion"})
+				return slices.Equal(o.Controllers, []string{"rollout", "renderer", "applicationversion", "gitwriteback"})
 			}},
+		{name: "a Git host on loopback must be allowed", args: []string{"--git-allow=127.0.0.1"},
+			check: func(o options) bool {
+				return !o.GitAllow.Refuses(netip.MustParseAddr("127.0.0.1")) && o.RegistryAllow.Refuses(netip.MustParseAddr("127.0.0.1")) &&
+					o.GitAllow.Refuses(netip.MustParseAddr("169.254.169.254"))
+			}},
+		{name: "a bad Git allow list is refused", args: []string{"--git-allow=not a host"}, wantErr: "--git-allow"},
 		{name: "four workers and a one-minute deadline by default", args: nil,
 			check: func(o options) bool { return o.Concurrency == 4 && o.ReconcileTimeout == time.Minute }},
 		{name: "no workers is refused", args: []string{"--concurrency=0"}, wantErr: "--concurrency must be at least 1"},

@@ -75,6 +75,22 @@ func Rollback(st *v1alpha1.RollingUpgradeConfigStatus, version, image string, ap
 	return true, false
 }
 
+// AdoptFailed adds versions that failed in an earlier life of the config (its record in Git) to the
+// failed list, within v1alpha1.MaxFailedVersions; it reports whether the list changed.
+func AdoptFailed(st *v1alpha1.RollingUpgradeConfigStatus, versions []string) bool {
+	n := len(st.FailedVersions)
+	for _, v := range versions {
+		if !slices.Contains(st.FailedVersions, v) {
+			st.FailedVersions = append(st.FailedVersions, v)
+		}
+	}
+	if len(st.FailedVersions) == n {
+		return false
+	}
+	capFailed(st)
+	return true
+}
+
 // Abandon records a rollout a person ended before its verdict: a history entry, nothing else.
 func Abandon(st *v1alpha1.RollingUpgradeConfigStatus, version, image string, appliedAt metav1.Time) {
 	if lastIs(st, version, appliedAt, v1alpha1.ResultAbandoned) {

@@ -33,6 +33,22 @@ type AddressPolicy struct {
 	prefixes []netip.Prefix
 	// proxy picks the proxy of a request; nil means http.ProxyFromEnvironment.
 	proxy func(*http.Request) (*url.URL, error)
+	// refused is the error of a refused address; nil: errAddressRefused.
+	refused error
+}
+
+// RefusedWith is the policy, saying err of a refused address: the same policy guards other clients
+// than the registry's (Git), whose errors name their own flag.
+func (p AddressPolicy) RefusedWith(err error) AddressPolicy {
+	p.refused = err
+	return p
+}
+
+func (p AddressPolicy) refusal() error {
+	if p.refused != nil {
+		return p.refused
+	}
+	return errAddressRefused
 }
 
 // metadataAddresses are the instance metadata services that are not link-local, which the zero
@@ -109,7 +125,7 @@ func (p AddressPolicy) Transport() http.RoundTripper {
 				return err
 			}
 			if allowed, _ := ctx.Value(allowedHostKey{}).(bool); !allowed && p.Refuses(ap.Addr()) {
-				return errAddressRefused
+				return p.refusal()
 			}
 			return nil
 		}}
@@ -146,7 +162,7 @@ func (t policed) RoundTrip(req *http.Request) (*http.Response, error) {
 			return nil, err
 		}
 		if slices.ContainsFunc(addrs, t.policy.Refuses) {
-			return nil, errAddressRefused
+			return nil, t.policy.refusal()
 		}
 	}
 	return t.base.RoundTrip(req)

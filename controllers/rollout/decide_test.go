@@ -494,3 +494,43 @@ func TestRegistryDownWaitsWithOneWarning(t *testing.T) {
 		t.Errorf("idle with a registry source: requeue after %s", d.RequeueAfter)
 	}
 }
+
+// writesBack gives the config a GitWriteBack; read: its record in Git was read once
+// (status.gitWriteBack is set).
+func writesBack(read bool) func(*v1alpha1.RollingUpgradeConfig) {
+	return func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Spec.GitWriteBack = &v1alpha1.GitWriteBackReference{Name: "fleet", Path: "shop/kustomization.yaml"}
+		if read {
+			c.Status.GitWriteBack = &v1alpha1.GitWriteBackStatus{Written: "sha256:0"}
+		}
+	}
+}
+
+// TestAConfigThatWritesBackRollsOutOnlyAfterReadingItsRecord: a rebuilt cluster's config knows
+// nothing of the versions that failed before until it has read its record in Git; neither a
+// candidate nor a target set by hand starts before that.
+func TestAConfigThatWritesBackRollsOutOnlyAfterReadingItsRecord(t *testing.T) {
+	hand := func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Annotations[v1alpha1.TargetImageAnnotation] = repo + ":1.1.0"
+	}
+	for name, cfg := range map[string]*v1alpha1.RollingUpgradeConfig{
+		"a candidate":          config(current("1.0.0"), writesBack(false)),
+		"a target set by hand": config(current("1.0.0"), writesBack(false), hand),
+	} {
+		t.Run(name, func(t *testing.T) {
+			d := Decide(Input{Now: now, Config: cfg, Workload: deploymentAt("1.0.0", healthy), Candidates: av("1.1.0")})
+			if d.Annotations.Step != "" || d.Outcome != OutcomeNone || len(d.Events) != 0 {
+				t.Errorf("started before the record was read: %+v, events %s", d.Annotations, reasons(d.Events))
+			}
+			if c := condition(d, meta.ReadyCondition); c == nil || c.Reason != v1alpha1.ReasonAwaitingGitRecord {
+				t.Errorf("Ready = %+v", c)
+			}
+			read := cfg.DeepCopy()
+			writesBack(true)(read)
+			d = Decide(Input{Now: now, Config: read, Workload: deploymentAt("1.0.0", healthy), Candidates: av("1.1.0")})
+			if d.Annotations.Step != StepHealthCheck || d.Annotations.TargetImage != repo+":1.1.0" {
+				t.Errorf("not started once the record was read: %+v", d.Annotations)
+			}
+		})
+	}
+}

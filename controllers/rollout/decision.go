@@ -122,7 +122,7 @@ type Decision struct {
 }
 
 func (d *Decision) event(after Write, typ, reason, format string, args ...any) {
-	d.Events = append(d.Events, Event{typ, reason, bounded(fmt.Sprintf(format, args...)), after})
+	d.Events = append(d.Events, Event{typ, reason, Bounded(fmt.Sprintf(format, args...)), after})
 }
 
 func (d *Decision) setCondition(typ string, status metav1.ConditionStatus, reason, msg string) {
@@ -134,14 +134,14 @@ func (d *Decision) setCondition(typ string, status metav1.ConditionStatus, reaso
 
 // ready: the config is where it should be (kstatus Current).
 func (d *Decision) ready(reason, format string, args ...any) {
-	d.setCondition(meta.ReadyCondition, metav1.ConditionTrue, reason, bounded(fmt.Sprintf(format, args...)))
+	d.setCondition(meta.ReadyCondition, metav1.ConditionTrue, reason, Bounded(fmt.Sprintf(format, args...)))
 	apimeta.RemoveStatusCondition(&d.Status.Conditions, meta.ReconcilingCondition)
 	apimeta.RemoveStatusCondition(&d.Status.Conditions, meta.StalledCondition)
 }
 
 // progressing: a rollout or rollback is under way (kstatus InProgress).
 func (d *Decision) progressing(reason, format string, args ...any) {
-	msg := bounded(fmt.Sprintf(format, args...))
+	msg := Bounded(fmt.Sprintf(format, args...))
 	d.setCondition(meta.ReadyCondition, metav1.ConditionFalse, reason, msg)
 	d.setCondition(meta.ReconcilingCondition, metav1.ConditionTrue, reason, msg)
 	apimeta.RemoveStatusCondition(&d.Status.Conditions, meta.StalledCondition)
@@ -149,7 +149,7 @@ func (d *Decision) progressing(reason, format string, args ...any) {
 
 // waiting: not ready, for a reason that may go away by itself (kstatus InProgress).
 func (d *Decision) waiting(reason, format string, args ...any) {
-	msg := bounded(fmt.Sprintf(format, args...))
+	msg := Bounded(fmt.Sprintf(format, args...))
 	d.progressing(reason, "%s", msg)
 	d.warnOnChange(reason, msg)
 }
@@ -157,7 +157,7 @@ func (d *Decision) waiting(reason, format string, args ...any) {
 // stalled: nothing happens until a human acts (kstatus Failed). The Warning event goes out when
 // the reason or message is new, so a stuck config does not repeat it on every reconcile.
 func (d *Decision) stalled(reason, format string, args ...any) {
-	msg := bounded(fmt.Sprintf(format, args...))
+	msg := Bounded(fmt.Sprintf(format, args...))
 	d.setCondition(meta.ReadyCondition, metav1.ConditionFalse, reason, msg)
 	d.setCondition(meta.StalledCondition, metav1.ConditionTrue, reason, msg)
 	apimeta.RemoveStatusCondition(&d.Status.Conditions, meta.ReconcilingCondition)

@@ -55,6 +55,14 @@ func TestIdleWaitsAndExplains(t *testing.T) {
 			reason:     v1alpha1.ReasonSuspended,
 			message:    "spec.suspend is set: no automatic rollout; 1.1.0 is available but not applied",
 		},
+		{
+			name:       "a config that writes back to Git first reads its record there",
+			cfg:        config(current("1.0.0"), writesBack(false)),
+			workload:   deploymentAt("1.0.0", healthy),
+			candidates: av("1.1.0"),
+			reason:     v1alpha1.ReasonAwaitingGitRecord,
+			message:    "waiting to read this config's record in Git (GitWriteBack fleet, condition GitWriteBack): the versions that failed before count",
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

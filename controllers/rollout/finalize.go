@@ -37,7 +37,7 @@ func Finalize(in Input) Finalization {
 	deadline := cfg.DeletionTimestamp.Add(cfg.Spec.HealthTimeoutOrDefault())
 	if !in.Now.Before(deadline) {
 		return Finalization{Release: true, Workload: true, Events: []Event{{Type: corev1.EventTypeWarning, Reason: v1alpha1.EventRollbackStuck,
-			Message: bounded(in.Workload.Description + " did not return to " + cfg.Status.CurrentImage + " within " +
+			Message: Bounded(in.Workload.Description + " did not return to " + cfg.Status.CurrentImage + " within " +
 				cfg.Spec.HealthTimeoutOrDefault().String() + " of the deletion; it is released as it is (" + in.Workload.Image + ")")}}}
 	}
 	return Finalization{RequeueAfter: min(HealthPoll, deadline.Sub(in.Now))}

@@ -29,7 +29,7 @@ func idle(d *Decision, in Input) {
 		return
 	}
 	recordFirstSight(d, in, w)
-	if !handTarget(d, in, w) || !pinned(d) || !recorded(d, w) || !sourcesRead(d, in) {
+	if !gitRecordRead(d, in) || !handTarget(d, in, w) || !pinned(d) || !recorded(d, w) || !sourcesRead(d, in) {
 		return
 	}
 	choice := choose(d, in, policy)
@@ -77,6 +77,21 @@ func recordFirstSight(d *Decision, in Input, w *Workload) {
 	}
 	rt := recordedTargetOf(in.Config.Spec)
 	st.RecordedTarget = &rt
+}
+
+// gitRecordRead: a config that writes back to Git starts nothing before its record there was read
+// once (status.gitWriteBack is set by the write that reads it). A config applied again to a rebuilt
+// cluster knows the versions that failed in its earlier life only from that record; without it the
+// first reconcile would try one of them again.
+func gitRecordRead(d *Decision, in Input) bool {
+	ref := in.Config.Spec.GitWriteBack
+	if ref == nil || d.Status.GitWriteBack != nil {
+		return true
+	}
+	d.Status.Phase = restingPhase(&d.Status)
+	d.progressing(v1alpha1.ReasonAwaitingGitRecord, "waiting to read this config's record in Git (GitWriteBack %s, condition %s): the versions that failed before count",
+		ref.Name, v1alpha1.ConditionGitWriteBack)
+	return false
 }
 
 // handTarget starts a target-image set by hand that differs from the current image, within the

@@ -262,7 +262,7 @@ func TestMessagesAreBounded(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := bounded(tc.in)
+			got := Bounded(tc.in)
 			if tc.wantLen > 0 && len(got) != tc.wantLen {
 				t.Errorf("len = %d, want %d", len(got), tc.wantLen)
 			}

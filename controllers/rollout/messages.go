@@ -11,8 +11,8 @@ import (
 // which every status write fails. A message is for a person: its first kilobyte says enough.
 const maxMessage = 1024
 
-// bounded cuts a message to maxMessage bytes, on a rune boundary, marking the cut.
-func bounded(msg string) string {
+// Bounded cuts a message to maxMessage bytes, on a rune boundary, marking the cut.
+func Bounded(msg string) string {
 	if len(msg) <= maxMessage {
 		return msg
 	}

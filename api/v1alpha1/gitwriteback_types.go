@@ -1,0 +1,130 @@
+package v1alpha1
+
+import (
+	"github.com/fluxcd/pkg/apis/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// GitWriteBackSpec is a branch of a Git repository and how rollgate writes to it.
+type GitWriteBackSpec struct {
+	// URL of the repository over HTTP(S), e.g. https://git.example.com/acme/fleet.git. The manager
+	// reaches only the hosts its --git-allow flag allows.
+	// +required
+	// +kubebuilder:validation:MaxLength=2048
+	// +kubebuilder:validation:XValidation:rule="self.matches('^https?://[^/@]+/.+$')",message="url must be an http(s) URL of a repository, without credentials: put those in the secret"
+	URL string `json:"url"`
+
+	// Branch the commits are pushed to.
+	// +kubebuilder:default=main
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	Branch string `json:"branch,omitempty"`
+
+	// SecretRef names a Secret in this namespace with the credentials for HTTP basic auth:
+	// `username` and `password` (for a token, the token as password). Absent: no credentials.
+	// +optional
+	SecretRef *meta.LocalObjectReference `json:"secretRef,omitempty"`
+
+	// Author of the commits.
+	// +optional
+	Author GitAuthor `json:"author,omitempty"`
+
+	// RecordDir is the directory of the configs' records, one file per config at
+	// <recordDir>/<namespace>/<name>.yaml: the version that last passed its health check and the
+	// versions that failed. Clusters that share a repository and have configs of the same
+	// namespace and name need a directory each.
+	// +kubebuilder:default=".rollgate"
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.contains('..')",message="recordDir must be a path inside the repository"
+	// +optional
+	RecordDir string `json:"recordDir,omitempty"`
+
+	// RenovatePreset is the path of the Renovate preset rollgate keeps: one package rule per image
+	// whose allowedVersions refuse the versions that failed, made from every record in RecordDir.
+	// Extend it from the repository's Renovate config and Renovate stops proposing them. Empty: no
+	// preset.
+	// +kubebuilder:default=".rollgate/renovate.json"
+	// +kubebuilder:validation:MaxLength=255
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.contains('..')",message="renovatePreset must be a path inside the repository"
+	// +optional
+	RenovatePreset string `json:"renovatePreset,omitempty"`
+}
+
+// GitAuthor is who rollgate's commits say wrote them.
+type GitAuthor struct {
+	// +kubebuilder:default=rollgate
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	Name string `json:"name,omitempty"`
+
+	// +kubebuilder:default="rollgate@rollgate.dev"
+	// +kubebuilder:validation:MinLength=3
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	Email string `json:"email,omitempty"`
+}
+
+// GitWriteBack is a branch of a Git repository that rollgate writes to after each health verdict:
+// the image that passed into the workload's file, each config's record, and the Renovate preset of
+// the failed versions. RollingUpgradeConfigs in its namespace name it (spec.gitWriteBack.name);
+// many share one, and their writes go in few commits.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:shortName=gwb,categories=rollgate
+// +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.spec.url`
+// +kubebuilder:printcolumn:name="Branch",type=string,JSONPath=`.spec.branch`
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type GitWriteBack struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec GitWriteBackSpec `json:"spec"`
+}
+
+// GitWriteBackList is a list of GitWriteBacks.
+//
+// +kubebuilder:object:root=true
+type GitWriteBackList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []GitWriteBack `json:"items"`
+}
+
+// GitWriteBackReference says where a config's outcomes are written.
+type GitWriteBackReference struct {
+	// Name of the GitWriteBack in the config's namespace.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+
+	// Path of the file that says which image the workload runs, from the repository's root. A
+	// kustomization (kustomization.yaml, kustomization.yml or Kustomization) gets the tag of its
+	// `images:` entry for spec.image set; any other file gets the lines marked for this config set,
+	// `# {"$rollgate": "<namespace>:<name>"}` for the whole image reference and
+	// `# {"$rollgate": "<namespace>:<name>:tag"}` for the tag alone.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.contains('..')",message="path must be a file inside the repository"
+	Path string `json:"path"`
+}
+
+// GitWriteBackStatus is what was last written to Git for a config.
+type GitWriteBackStatus struct {
+	// Written is a digest of what was last written (the file, the version that passed, the failed
+	// versions): while it is the digest of the status as it stands, there is nothing to write.
+	// +optional
+	Written string `json:"written,omitempty"`
+
+	// Commit is the last commit that changed something for this config.
+	// +optional
+	Commit string `json:"commit,omitempty"`
+
+	// LastWrite is when Git last agreed with the status.
+	// +optional
+	LastWrite *metav1.Time `json:"lastWrite,omitempty"`
+}

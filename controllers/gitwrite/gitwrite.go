@@ -1,0 +1,229 @@
+// Package gitwrite commits file edits to a branch of a Git repository and pushes them, with go-git:
+// a shallow clone of the branch into memory, the edits, one commit if anything changed, and a push
+// that only moves the branch from the commit the edits were made on. Someone else who pushed in
+// between is not overwritten: the edits are made again on the new head and pushed again.
+package gitwrite
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"net/http"
+	"os"
+	"slices"
+	"time"
+
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-billy/v5/memfs"
+	"github.com/go-git/go-billy/v5/util"
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/config"
+	"github.com/go-git/go-git/v5/plumbing"
+	"github.com/go-git/go-git/v5/plumbing/object"
+	"github.com/go-git/go-git/v5/plumbing/transport"
+	"github.com/go-git/go-git/v5/plumbing/transport/client"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"github.com/go-git/go-git/v5/storage/memory"
+)
+
+// UseTransport makes every Git request over HTTP(S) of this process go through rt: the manager's
+// address policy (--git-allow). go-git takes its HTTP client per protocol, for the whole process.
+func UseTransport(rt http.RoundTripper) {
+	c := githttp.NewClient(&http.Client{Transport: rt, Timeout: 5 * time.Minute})
+	client.InstallProtocol("http", c)
+	client.InstallProtocol("https", c)
+}
+
+// Remote is a branch of a repository and the credentials to write it.
+type Remote struct {
+	URL    string
+	Branch string
+	Auth   transport.AuthMethod // nil: none
+}
+
+// Change is the edits of one party (one config): made all together, or, when one fails, not at
+// all.
+type Change []Edit
+
+// Edit changes one file: Change gets its content (nil when there is no such file) and the worktree
+// as the edits before it left it (to read other files: a file made from many), and returns the
+// content the file must have. Returning the same bytes changes nothing. Edits are made again on a
+// newer head when the branch moved before the push, so Change must depend on what it reads alone.
+type Edit struct {
+	Path   string
+	Change func(old []byte, worktree billy.Filesystem) ([]byte, error)
+}
+
+// Commit is who commits, when, and what the commit says.
+type Commit struct {
+	Name, Email string
+	When        time.Time
+	Message     string
+}
+
+// Result is what a write did.
+type Result struct {
+	// Hash is the commit pushed; zero when no edit changed anything.
+	Hash plumbing.Hash
+	// Changed are the paths the commit changes.
+	Changed []string
+	// Errors has, for each change, the error that left its files as they were (nil: made).
+	Errors []error
+	// Pushes counts push attempts: more than one when the branch moved in between.
+	Pushes int
+}
+
+// MaxPushes bounds the attempts when the branch keeps moving under the writer.
+const MaxPushes = 5
+
+// ErrBranchMoving: the branch moved before each of MaxPushes pushes.
+var ErrBranchMoving = errors.New("the branch moved before each push")
+
+// Write makes the changes on the branch's head and pushes them as one commit. A change that fails is
+// left out (its error is in the result), the others are committed.
+func Write(ctx context.Context, r Remote, c Commit, changes []Change) (Result, error) {
+	var res Result
+	for res.Pushes < MaxPushes {
+		repo, head, err := clone(ctx, r)
+		if err != nil {
+			return res, err
+		}
+		hash, changed, errs, err := commit(repo, head, c, changes)
+		res.Changed, res.Errors = changed, errs
+		if err != nil || hash.IsZero() {
+			return res, err
+		}
+		res.Pushes++
+		err = repo.PushContext(ctx, &git.PushOptions{
+			RemoteName: git.DefaultRemoteName,
+			RefSpecs:   []config.RefSpec{config.RefSpec(hash.String() + ":" + branchRef(r).String())},
+			Auth:       r.Auth,
+		})
+		if err == nil {
+			res.Hash = hash
+			return res, nil
+		}
+		// Retry only when the branch is no longer where the edits were made: anything else
+		// (refused credentials, an unreachable server, a protected branch) would fail again.
+		now, lsErr := remoteHead(ctx, r)
+		if lsErr != nil || now == head {
+			return res, fmt.Errorf("push: %w", err)
+		}
+	}
+	return res, ErrBranchMoving
+}
+
+func branchRef(r Remote) plumbing.ReferenceName { return plumbing.NewBranchReferenceName(r.Branch) }
+
+// clone fetches the branch's head alone, into memory.
+func clone(ctx context.Context, r Remote) (*git.Repository, plumbing.Hash, error) {
+	repo, err := git.CloneContext(ctx, memory.NewStorage(), memfs.New(), &git.CloneOptions{
+		URL:           r.URL,
+		Auth:          r.Auth,
+		ReferenceName: branchRef(r),
+		SingleBranch:  true,
+		Depth:         1,
+		Tags:          git.NoTags,
+	})
+	if err != nil {
+		return nil, plumbing.ZeroHash, fmt.Errorf("clone %s branch %s: %w", r.URL, r.Branch, err)
+	}
+	head, err := repo.Head()
+	if err != nil {
+		return nil, plumbing.ZeroHash, err
+	}
+	return repo, head.Hash(), nil
+}
+
+// remoteHead is where the branch is on the remote now.
+func remoteHead(ctx context.Context, r Remote) (plumbing.Hash, error) {
+	remote := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: git.DefaultRemoteName, URLs: []string{r.URL}})
+	refs, err := remote.ListContext(ctx, &git.ListOptions{Auth: r.Auth})
+	if err != nil {
+		return plumbing.ZeroHash, err
+	}
+	for _, ref := range refs {
+		if ref.Name() == branchRef(r) {
+			return ref.Hash(), nil
+		}
+	}
+	return plumbing.ZeroHash, fmt.Errorf("no branch %s", r.Branch)
+}
+
+// commit makes the changes in the worktree and commits what differs from head.
+func commit(repo *git.Repository, head plumbing.Hash, c Commit, changes []Change) (plumbing.Hash, []string, []error, error) {
+	wt, err := repo.Worktree()
+	if err != nil {
+		return plumbing.ZeroHash, nil, nil, err
+	}
+	errs := make([]error, len(changes))
+	touched := map[string]bool{}
+	for i, ch := range changes {
+		errs[i] = applyAll(wt.Filesystem, ch, touched)
+	}
+	for _, p := range slices.Sorted(maps.Keys(touched)) {
+		if _, err := wt.Add(p); err != nil {
+			return plumbing.ZeroHash, nil, nil, err
+		}
+	}
+	status, err := wt.Status()
+	if err != nil {
+		return plumbing.ZeroHash, nil, nil, err
+	}
+	var changed []string
+	for p, st := range status {
+		if st.Staging != git.Unmodified {
+			changed = append(changed, p)
+		}
+	}
+	if len(changed) == 0 { // nothing to say, or every change undone by a later one
+		return plumbing.ZeroHash, nil, errs, nil
+	}
+	slices.Sort(changed)
+	sig := &object.Signature{Name: c.Name, Email: c.Email, When: c.When}
+	hash, err := wt.Commit(c.Message, &git.CommitOptions{Author: sig, Committer: sig, Parents: []plumbing.Hash{head}})
+	return hash, changed, errs, err
+}
+
+// applyAll makes the edits of a change, or, when one of them fails, none: the files it wrote get
+// back what they had. touched gains the paths a change that went in wrote.
+func applyAll(fs billy.Filesystem, ch Change, touched map[string]bool) error {
+	type saved struct {
+		path    string
+		content []byte // nil: there was no file
+	}
+	var undo []saved
+	fail := func(path string, err error) error {
+		for i := len(undo) - 1; i >= 0; i-- {
+			if undo[i].content == nil {
+				_ = fs.Remove(undo[i].path)
+			} else {
+				_ = util.WriteFile(fs, undo[i].path, undo[i].content, 0o644)
+			}
+		}
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	for _, e := range ch {
+		old, err := util.ReadFile(fs, e.Path)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fail(e.Path, err)
+		}
+		content, err := e.Change(old, fs)
+		if err != nil {
+			return fail(e.Path, err)
+		}
+		if bytes.Equal(content, old) { // also: no file, and nothing to write
+			continue
+		}
+		undo = append(undo, saved{e.Path, old})
+		if err := util.WriteFile(fs, e.Path, content, 0o644); err != nil {
+			return fail(e.Path, err)
+		}
+	}
+	for _, u := range undo {
+		touched[u.path] = true
+	}
+	return nil
+}

@@ -1,0 +1,201 @@
+package gitwrite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-git/v5/plumbing/transport/client"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+
+	"github.com/rollgate/rollgate/controllers/gitedit"
+	"github.com/rollgate/rollgate/controllers/gitwrite/gittest"
+	"github.com/rollgate/rollgate/controllers/registry"
+)
+
+const kustomization = `# production
+images:
+- name: ghcr.io/acme/web
+  newTag: 1.2.0   # web
+- name: ghcr.io/acme/api
+  newTag: 2.0.0
+`
+
+var when = time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+
+func remote(s *gittest.Server, url string) Remote {
+	return Remote{URL: url, Branch: "main", Auth: &githttp.BasicAuth{Username: s.User, Password: s.Password}}
+}
+
+func setTag(image, tag string) Edit {
+	return Edit{Path: "prod/kustomization.yaml", Change: func(old []byte, _ billy.Filesystem) ([]byte, error) {
+		return gitedit.SetKustomizeImage(old, image, tag)
+	}}
+}
+
+func TestEditsOfManyConfigsAreOneCommit(t *testing.T) {
+	s := gittest.New(t)
+	url := s.Repo(t, "fleet", map[string]string{"prod/kustomization.yaml": kustomization})
+	newFile := Edit{Path: "records/api.yaml", Change: func([]byte, billy.Filesystem) ([]byte, error) { return []byte("x\n"), nil }}
+	broken := Edit{Path: "prod/kustomization.yaml", Change: func([]byte, billy.Filesystem) ([]byte, error) { return nil, errors.New("no such image") }}
+
+	res, err := Write(context.Background(), remote(s, url),
+		Commit{Name: "rollgate", Email: "rollgate@example.com", When: when, Message: "rollgate: web 1.3.0, api 2.1.0"},
+		[]Change{{setTag("ghcr.io/acme/web", "1.3.0")}, {setTag("ghcr.io/acme/api", "2.1.0")},
+			// All or nothing: neither the new file nor api 9.9.9 of this change stays.
+			{newFile, setTag("ghcr.io/acme/api", "9.9.9"), broken}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Hash.IsZero() || res.Pushes != 1 || len(res.Changed) != 1 {
+		t.Errorf("result %+v, want one commit of one file, pushed once", res)
+	}
+	if res.Errors[0] != nil || res.Errors[1] != nil || res.Errors[2] == nil {
+		t.Errorf("errors %v: want the broken change's alone", res.Errors)
+	}
+	// Read back by git itself.
+	bare := s.Bare("fleet")
+	want := strings.Replace(strings.Replace(kustomization, "1.2.0", "1.3.0", 1), "2.0.0", "2.1.0", 1)
+	if got := gittest.Git(t, bare, "show", "main:prod/kustomization.yaml"); got != want {
+		t.Errorf("the branch has\n%s\nwant\n%s", got, want)
+	}
+	if got := gittest.Git(t, bare, "log", "-1", "--format=%H|%an <%ae>|%aI|%s", "main"); got != fmt.Sprintf("%s|rollgate <rollgate@example.com>|2026-12-01T03:00:00+00:00|rollgate: web 1.3.0, api 2.1.0\n", res.Hash) {
+		t.Errorf("head commit %q", got)
+	}
+	if files := gittest.Git(t, bare, "ls-tree", "-r", "--name-only", "main"); files != "prod/kustomization.yaml\n" {
+		t.Errorf("files on main:\n%s", files)
+	}
+	if n := strings.Count(gittest.Git(t, bare, "log", "--format=%H", "main"), "\n"); n != 2 {
+		t.Errorf("%d commits on main, want the initial one and rollgate's", n)
+	}
+}
+
+func TestNothingChangedIsNoCommit(t *testing.T) {
+	s := gittest.New(t)
+	url := s.Repo(t, "fleet", map[string]string{"prod/kustomization.yaml": kustomization})
+	before := gittest.Git(t, s.Bare("fleet"), "rev-parse", "main")
+	res, err := Write(context.Background(), remote(s, url), Commit{Name: "rollgate", Email: "r@example.com", When: when, Message: "m"},
+		[]Change{{setTag("ghcr.io/acme/web", "1.2.0")}, // already so
+			{setTag("ghcr.io/acme/api", "9.9.9")}, {setTag("ghcr.io/acme/api", "2.0.0")}}) // changed and changed back
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Hash.IsZero() || res.Pushes != 0 || s.Pushes.Load() != 0 {
+		t.Errorf("result %+v, %d pushes received: want no commit and no push", res, s.Pushes.Load())
+	}
+	if after := gittest.Git(t, s.Bare("fleet"), "rev-parse", "main"); after != before {
+		t.Errorf("main moved from %s to %s", before, after)
+	}
+}
+
+// Someone pushes between rollgate's clone and its push: rollgate's edits are made again on their
+// commit, and neither change is lost.
+func TestABranchThatMovedIsWrittenAgainOnItsNewHead(t *testing.T) {
+	s := gittest.New(t)
+	url := s.Repo(t, "fleet", map[string]string{"prod/kustomization.yaml": kustomization, "README.md": "fleet\n"})
+	someone := t.TempDir()
+	gittest.Git(t, "", "clone", "--quiet", s.Bare("fleet"), someone)
+	pushed := false
+	race := Edit{Path: "prod/kustomization.yaml", Change: func(old []byte, _ billy.Filesystem) ([]byte, error) {
+		if !pushed { // after rollgate's clone, before its push
+			pushed = true
+			gittest.Git(t, someone, "mv", "README.md", "README")
+			gittest.Git(t, someone, "commit", "--quiet", "-m", "someone else's commit")
+			gittest.Git(t, someone, "push", "--quiet", "origin", "main")
+		}
+		return gitedit.SetKustomizeImage(old, "ghcr.io/acme/web", "1.3.0")
+	}}
+	res, err := Write(context.Background(), remote(s, url), Commit{Name: "rollgate", Email: "r@example.com", When: when, Message: "web 1.3.0"}, []Change{{race}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Pushes != 2 {
+		t.Errorf("%d pushes, want 2: the first refused, the second on the new head", res.Pushes)
+	}
+	bare := s.Bare("fleet")
+	if got := gittest.Git(t, bare, "log", "--format=%s", "main"); got != "web 1.3.0\nsomeone else's commit\ninitial\n" {
+		t.Errorf("history of main:\n%s", got)
+	}
+	if got := gittest.Git(t, bare, "ls-tree", "--name-only", "main"); got != "README\nprod\n" {
+		t.Errorf("the other commit's change is lost: main has\n%s", got)
+	}
+	if got := gittest.Git(t, bare, "show", "main:prod/kustomization.yaml"); !strings.Contains(got, "newTag: 1.3.0   # web") {
+		t.Errorf("rollgate's change is lost:\n%s", got)
+	}
+}
+
+func TestRefusedCredentialsAreNotRetriedNorShown(t *testing.T) {
+	s := gittest.New(t)
+	url := s.Repo(t, "fleet", map[string]string{"prod/kustomization.yaml": kustomization})
+	r := remote(s, url)
+	r.Auth = &githttp.BasicAuth{Username: s.User, Password: "wrong-password-123"}
+	res, err := Write(context.Background(), r, Commit{Name: "rollgate", Email: "r@example.com", When: when, Message: "m"},
+		[]Change{{setTag("ghcr.io/acme/web", "1.3.0")}})
+	if err == nil {
+		t.Fatal("wrong credentials wrote")
+	}
+	if strings.Contains(err.Error(), "wrong-password-123") || strings.Contains(err.Error(), s.Password) {
+		t.Errorf("the error shows a secret: %v", err)
+	}
+	if !strings.Contains(err.Error(), "authentication") {
+		t.Errorf("the error does not say credentials were refused: %v", err)
+	}
+	if res.Pushes != 0 || s.Pushes.Load() != 0 {
+		t.Errorf("%d pushes", res.Pushes)
+	}
+}
+
+// The manager's address policy (--git-allow) guards every Git request: a repository on a refused
+// address is not asked anything.
+func TestTheAddressPolicyRefusesAHostBeforeAnyRequest(t *testing.T) {
+	s := gittest.New(t)
+	url := s.Repo(t, "fleet", map[string]string{"prod/kustomization.yaml": kustomization})
+	UseTransport(registry.AddressPolicy{}.RefusedWith(errors.New("not allowed by the test's policy")).Transport())
+	t.Cleanup(func() {
+		client.InstallProtocol("http", githttp.DefaultClient)
+		client.InstallProtocol("https", githttp.DefaultClient)
+	})
+	_, err := Write(context.Background(), remote(s, url), Commit{Name: "rollgate", Email: "r@example.com", When: when, Message: "m"},
+		[]Change{{setTag("ghcr.io/acme/web", "1.3.0")}})
+	if err == nil || !strings.Contains(err.Error(), "not allowed by the test's policy") {
+		t.Fatalf("error %v, want the policy's refusal", err)
+	}
+	if n := s.Requests.Load(); n != 0 {
+		t.Errorf("%d requests reached the refused host", n)
+	}
+}
+
+// BenchmarkWrite100Edits: the edits of 100 configs to one kustomization in one write: the time of
+// the write (clone, edits, commit, push) against the real git http-backend.
+func BenchmarkWrite100Edits(b *testing.B) {
+	s := gittest.New(b)
+	var k strings.Builder
+	k.WriteString("images:\n")
+	for i := range 100 {
+		fmt.Fprintf(&k, "- name: ghcr.io/acme/app-%d\n  newTag: 1.0.0\n", i)
+	}
+	url := s.Repo(b, "fleet", map[string]string{"prod/kustomization.yaml": k.String()})
+	r := remote(s, url)
+	round := 0
+	var commits int
+	for b.Loop() {
+		round++
+		changes := make([]Change, 100)
+		for i := range changes {
+			changes[i] = Change{setTag(fmt.Sprintf("ghcr.io/acme/app-%d", i), fmt.Sprintf("1.%d.0", round))}
+		}
+		res, err := Write(context.Background(), r, Commit{Name: "rollgate", Email: "r@example.com", When: when, Message: "100 configs"}, changes)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if !res.Hash.IsZero() {
+			commits++
+		}
+	}
+	b.ReportMetric(float64(commits)/float64(round), "commits/write")
+	b.ReportMetric(float64(s.Pushes.Load())/float64(round), "pushes/write")
+}

@@ -1,0 +1,238 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/builder"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
+	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
+
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/bookkeeping"
+	"github.com/rollgate/rollgate/controllers/gitwrite"
+	"github.com/rollgate/rollgate/controllers/rollout"
+	"github.com/rollgate/rollgate/controllers/writeback"
+)
+
+// GitWriteBackReconciler writes the outcomes of configs with spec.gitWriteBack into Git, through the
+// Queue that batches them per repository. It compares what the status says with what was last
+// written (status.gitWriteBack.written), asks the queue for the difference, and records the
+// queue's answer: the GitWriteBack condition, and a Warning event when a write starts failing.
+// It reads the rollout's status and never changes it.
+type GitWriteBackReconciler struct {
+	Client    client.Client
+	APIReader client.Reader // uncached: the credentials' Secret
+	Recorder  events.EventRecorder
+	Clock     clock.PassiveClock
+	Queue     *writeback.Queue
+}
+
+const (
+	// retryFileErrors: a write refused for one config's files (no line marked, a file that is not
+	// a kustomization) needs a person; it is tried again this long after.
+	retryFileErrors = 5 * time.Minute
+	// awaitWrite: a config waiting for its write looks again this long after, should the queue's
+	// wake-up be lost.
+	awaitWrite = time.Minute
+)
+
+func (r *GitWriteBackReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var ruc v1alpha1.RollingUpgradeConfig
+	if err := r.Client.Get(ctx, req.NamespacedName, &ruc); err != nil {
+		if apierrors.IsNotFound(err) {
+			r.Queue.Forget(req.NamespacedName)
+		}
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	ref := ruc.Spec.GitWriteBack
+	if ref == nil || ruc.DeletionTimestamp != nil {
+		r.Queue.Forget(req.NamespacedName)
+		if ruc.DeletionTimestamp != nil {
+			return ctrl.Result{}, nil
+		}
+		return ctrl.Result{}, r.forget(ctx, &ruc)
+	}
+	if ruc.Status.ObservedGeneration == 0 {
+		return ctrl.Result{}, nil // the engine has not looked at the config yet: nothing to tell Git
+	}
+	var gwb v1alpha1.GitWriteBack
+	if err := r.Client.Get(ctx, types.NamespacedName{Namespace: ruc.Namespace, Name: ref.Name}, &gwb); err != nil {
+		if apierrors.IsNotFound(err) {
+			// The GitWriteBack's creation wakes the config.
+			return ctrl.Result{}, r.record(ctx, &ruc, nil, nil, fmt.Errorf("GitWriteBack %q not found", ref.Name))
+		}
+		return ctrl.Result{}, err
+	}
+	want := writeback.Desire(&ruc, &gwb)
+	if st := ruc.Status.GitWriteBack; st != nil && st.Written == want.Digest &&
+		apimeta.IsStatusConditionTrue(ruc.Status.Conditions, v1alpha1.ConditionGitWriteBack) {
+		return ctrl.Result{}, nil
+	}
+	if res, ok := r.Queue.Result(req.NamespacedName); ok && res.Digest == want.Digest {
+		if err := r.record(ctx, &ruc, &gwb, &res, res.Err); err != nil || res.Err == nil {
+			return ctrl.Result{}, err
+		}
+		// The queue tries a failed repository again after its backoff, with the credentials
+		// submitted last (read afresh below, in case a person mended them); a config's files
+		// are tried again later.
+		if wait := res.At.Add(retryFileErrors).Sub(r.Clock.Now()); !res.Retrying && wait > 0 {
+			return ctrl.Result{RequeueAfter: wait}, nil
+		}
+	}
+	remote, secret, err := r.remote(ctx, &gwb)
+	if err != nil {
+		return ctrl.Result{RequeueAfter: retryFileErrors}, r.record(ctx, &ruc, nil, nil, err)
+	}
+	r.Queue.Submit(writeback.Request{
+		Config: req.NamespacedName, Desired: want,
+		Repository: types.NamespacedName{Namespace: gwb.Namespace, Name: gwb.Name},
+		Remote:     remote, Author: gitwrite.Commit{Name: gwb.Spec.Author.Name, Email: gwb.Spec.Author.Email},
+		Line: outcomeLine(&ruc), Secret: secret,
+	})
+	return ctrl.Result{RequeueAfter: awaitWrite}, nil
+}
+
+// remote is the GitWriteBack's branch with the credentials of its Secret, and the secret value to
+// keep out of every message.
+func (r *GitWriteBackReconciler) remote(ctx context.Context, gwb *v1alpha1.GitWriteBack) (gitwrite.Remote, string, error) {
+	remote := gitwrite.Remote{URL: gwb.Spec.URL, Branch: gwb.Spec.Branch}
+	if gwb.Spec.SecretRef == nil {
+		return remote, "", nil
+	}
+	var s corev1.Secret
+	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: gwb.Namespace, Name: gwb.Spec.SecretRef.Name}, &s); err != nil {
+		if apierrors.IsNotFound(err) {
+			return remote, "", fmt.Errorf("the credentials' Secret %q of GitWriteBack %q is not found", gwb.Spec.SecretRef.Name, gwb.Name)
+		}
+		return remote, "", err
+	}
+	user, password := string(s.Data["username"]), string(s.Data["password"])
+	if password == "" {
+		return remote, "", fmt.Errorf("the Secret %q of GitWriteBack %q has no password", s.Name, gwb.Name)
+	}
+	if user == "" {
+		user = "git" // a token alone: most hosts take any user name with it
+	}
+	remote.Auth = &githttp.BasicAuth{Username: user, Password: password}
+	return remote, password, nil
+}
+
+// record writes the queue's answer on the config: what was written, the failed versions adopted from
+// an earlier life of the config, and the condition. A write that starts failing emits one Warning
+// event; its message never holds the credentials.
+func (r *GitWriteBackReconciler) record(ctx context.Context, ruc *v1alpha1.RollingUpgradeConfig, gwb *v1alpha1.GitWriteBack,
+	res *writeback.Result, failure error) error {
+	orig := ruc.DeepCopy()
+	cond := metav1.Condition{Type: v1alpha1.ConditionGitWriteBack, ObservedGeneration: ruc.Generation}
+	if failure != nil {
+		cond.Status, cond.Reason = metav1.ConditionFalse, v1alpha1.EventGitWriteBackFailed
+		cond.Message = "writing to Git failed, retried with backoff: " + failure.Error()
+	} else {
+		st := ruc.Status.GitWriteBack
+		if st == nil {
+			st = &v1alpha1.GitWriteBackStatus{}
+		}
+		st.LastWrite = &metav1.Time{Time: res.At}
+		if res.Commit != "" {
+			st.Commit = res.Commit
+		}
+		ruc.Status.GitWriteBack = st
+		// Git now says the status with the adopted versions: that is what was written.
+		bookkeeping.AdoptFailed(&ruc.Status, res.Adopted)
+		st.Written = writeback.Desire(ruc, gwb).Digest
+		cond.Status, cond.Reason = metav1.ConditionTrue, v1alpha1.ReasonWritten
+		cond.Message = "Git says what the status says"
+		if st.Commit != "" {
+			cond.Message += " (last commit " + st.Commit + ")"
+		}
+	}
+	cond.Message = rollout.Bounded(cond.Message)
+	wasFailing := apimeta.IsStatusConditionFalse(orig.Status.Conditions, v1alpha1.ConditionGitWriteBack)
+	apimeta.SetStatusCondition(&ruc.Status.Conditions, cond)
+	if equality.Semantic.DeepEqual(orig.Status, ruc.Status) {
+		return nil
+	}
+	patch := client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})
+	if err := r.Client.Status().Patch(ctx, ruc, patch, client.FieldOwner(v1alpha1.FieldManager)); err != nil {
+		return err
+	}
+	if failure != nil && !wasFailing {
+		r.Recorder.Eventf(ruc, nil, corev1.EventTypeWarning, v1alpha1.EventGitWriteBackFailed, "WriteBack", "%s", cond.Message)
+	}
+	return nil
+}
+
+// forget takes the write-back's condition and status off a config that no longer writes back.
+func (r *GitWriteBackReconciler) forget(ctx context.Context, ruc *v1alpha1.RollingUpgradeConfig) error {
+	if ruc.Status.GitWriteBack == nil && apimeta.FindStatusCondition(ruc.Status.Conditions, v1alpha1.ConditionGitWriteBack) == nil {
+		return nil
+	}
+	orig := ruc.DeepCopy()
+	ruc.Status.GitWriteBack = nil
+	apimeta.RemoveStatusCondition(&ruc.Status.Conditions, v1alpha1.ConditionGitWriteBack)
+	return r.Client.Status().Patch(ctx, ruc, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}),
+		client.FieldOwner(v1alpha1.FieldManager))
+}
+
+// outcomeLine says in a commit message what the config's status says now.
+func outcomeLine(ruc *v1alpha1.RollingUpgradeConfig) string {
+	st := ruc.Status
+	name := ruc.Namespace + "/" + ruc.Name
+	if n := len(st.VersionHistory); n > 0 {
+		last := st.VersionHistory[n-1]
+		switch last.Status {
+		case v1alpha1.ResultHealthy:
+			return fmt.Sprintf("%s: %s passed its health check", name, last.Version)
+		case v1alpha1.ResultRolledBack:
+			if st.CurrentVersion != "" {
+				return fmt.Sprintf("%s: %s failed its health check; back on %s", name, last.Version, st.CurrentVersion)
+			}
+			return fmt.Sprintf("%s: %s failed its health check", name, last.Version)
+		}
+	}
+	if st.CurrentVersion != "" {
+		return fmt.Sprintf("%s: runs %s", name, st.CurrentVersion)
+	}
+	return name + ": record"
+}
+
+// SetupWithManager watches the configs that write back (status changes included: the outcomes are
+// there) and the GitWriteBacks they name, and runs the queue, whose answers wake the configs.
+func (r *GitWriteBackReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
+	woken := make(chan event.TypedGenericEvent[*v1alpha1.RollingUpgradeConfig], 1024)
+	r.Queue.Wake = func(config types.NamespacedName) {
+		select {
+		case woken <- event.TypedGenericEvent[*v1alpha1.RollingUpgradeConfig]{Object: &v1alpha1.RollingUpgradeConfig{
+			ObjectMeta: metav1.ObjectMeta{Namespace: config.Namespace, Name: config.Name}}}:
+		default: // full: the config looks again after awaitWrite
+		}
+	}
+	if err := mgr.Add(r.Queue); err != nil {
+		return err
+	}
+	writesBack := predicate.NewPredicateFuncs(func(o client.Object) bool {
+		return o.(*v1alpha1.RollingUpgradeConfig).Spec.GitWriteBack != nil
+	})
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("gitwriteback").
+		For(&v1alpha1.RollingUpgradeConfig{}, builder.WithPredicates(predicate.Or[client.Object](writesBack, removedWriteBack))).
+		Watches(&v1alpha1.GitWriteBack{}, byName(mgr.GetClient(), indexGitWriteBack)).
+		WatchesRawSource(source.Channel(woken, &handler.TypedEnqueueRequestForObject[*v1alpha1.RollingUpgradeConfig]{})).
+		Complete(r)
+}

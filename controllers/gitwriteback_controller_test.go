@@ -1,0 +1,227 @@
+package controllers
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/gitwrite"
+	"github.com/rollgate/rollgate/controllers/gitwrite/gittest"
+	"github.com/rollgate/rollgate/controllers/writeback"
+)
+
+// writeBackFixture is a config that writes back to a repository of the real git http-backend,
+// with its GitWriteBack, the credentials' Secret, a fake API server and a running queue.
+type writeBackFixture struct {
+	t      *testing.T
+	ctx    context.Context
+	git    *gittest.Server
+	bare   string
+	c      client.Client
+	rec    *events.FakeRecorder
+	r      *GitWriteBackReconciler
+	woken  chan types.NamespacedName
+	key    types.NamespacedName
+	secret *corev1.Secret
+}
+
+func newWriteBackFixture(t *testing.T, files map[string]string, status v1alpha1.RollingUpgradeConfigStatus) *writeBackFixture {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	f := &writeBackFixture{t: t, ctx: ctx, git: gittest.New(t), woken: make(chan types.NamespacedName, 10),
+		key: types.NamespacedName{Namespace: "shop", Name: "web"}, rec: events.NewFakeRecorder(10)}
+	url := f.git.Repo(t, "fleet", files)
+	f.bare = f.git.Bare("fleet")
+	ruc := &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", Generation: 1},
+		Spec: v1alpha1.RollingUpgradeConfigSpec{TargetRef: v1alpha1.WorkloadReference{Kind: v1alpha1.KindDeployment, Name: "web"},
+			Image: "ghcr.io/acme/web", GitWriteBack: &v1alpha1.GitWriteBackReference{Name: "fleet", Path: "prod/kustomization.yaml"}},
+		Status: status}
+	gwb := &v1alpha1.GitWriteBack{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "fleet"},
+		Spec: v1alpha1.GitWriteBackSpec{URL: url, Branch: "main", SecretRef: &meta.LocalObjectReference{Name: "git"},
+			Author: v1alpha1.GitAuthor{Name: "rollgate", Email: "rollgate@rollgate.dev"}, RecordDir: ".rollgate", RenovatePreset: ".rollgate/renovate.json"}}
+	f.secret = &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "git"},
+		Data: map[string][]byte{"username": []byte(f.git.User), "password": []byte(f.git.Password)}}
+	f.c = fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(ruc, gwb, f.secret).
+		WithStatusSubresource(&v1alpha1.RollingUpgradeConfig{}).Build()
+	q := &writeback.Queue{Write: gitwrite.Write, Clock: clock.RealClock{}, Wake: func(n types.NamespacedName) { f.woken <- n }}
+	go func() { _ = q.Start(ctx) }()
+	f.r = &GitWriteBackReconciler{Client: f.c, APIReader: f.c, Recorder: f.rec, Clock: clock.RealClock{}, Queue: q}
+	return f
+}
+
+func (f *writeBackFixture) reconcile() ctrl.Result {
+	f.t.Helper()
+	res, err := f.r.Reconcile(f.ctx, ctrl.Request{NamespacedName: f.key})
+	if err != nil {
+		f.t.Fatal(err)
+	}
+	return res
+}
+
+// reconcileUntilWritten reconciles, waits for the queue's answer, reconciles again and returns the
+// config.
+func (f *writeBackFixture) reconcileUntilWritten() *v1alpha1.RollingUpgradeConfig {
+	f.t.Helper()
+	f.reconcile()
+	select {
+	case <-f.woken:
+	case <-time.After(30 * time.Second):
+		f.t.Fatal("the queue never answered")
+	}
+	f.reconcile()
+	return f.config()
+}
+
+func (f *writeBackFixture) config() *v1alpha1.RollingUpgradeConfig {
+	f.t.Helper()
+	var got v1alpha1.RollingUpgradeConfig
+	if err := f.c.Get(f.ctx, f.key, &got); err != nil {
+		f.t.Fatal(err)
+	}
+	return &got
+}
+
+func (f *writeBackFixture) setStatus(ruc *v1alpha1.RollingUpgradeConfig) {
+	f.t.Helper()
+	if err := f.c.Status().Update(f.ctx, ruc); err != nil {
+		f.t.Fatal(err)
+	}
+}
+
+func (f *writeBackFixture) show(path string) string {
+	return gittest.Git(f.t, f.bare, "show", "main:"+path)
+}
+func (f *writeBackFixture) head() string {
+	return strings.TrimSpace(gittest.Git(f.t, f.bare, "rev-parse", "main"))
+}
+
+// A config's outcomes reach Git, through the real git http-backend: the version that passed into
+// the kustomization, the record, the preset of failed versions. Git failing (credentials refused)
+// turns the condition False with one Warning event and no secret, and once the credentials are
+// mended the write goes through without a person asking again.
+func TestGitWriteBackWritesOutcomesAndSaysWhenItCannot(t *testing.T) {
+	f := newWriteBackFixture(t, map[string]string{"prod/kustomization.yaml": "images:\n- name: ghcr.io/acme/web # the shop\n  newTag: 1.2.0\n"},
+		v1alpha1.RollingUpgradeConfigStatus{CurrentVersion: "1.3.0", FailedVersions: []string{"1.4.0"},
+			VersionHistory: []v1alpha1.VersionHistoryEntry{{Version: "1.3.0", Status: v1alpha1.ResultHealthy}, {Version: "1.4.0", Status: v1alpha1.ResultRolledBack}}})
+	git, ctx, c, rec, secret := f.git, f.ctx, f.c, f.rec, f.secret
+	reconcile, reconcileUntilWritten, show, head := f.reconcile, f.reconcileUntilWritten, f.show, f.head
+	bare := f.bare
+
+	// The engine has not looked at the config yet: nothing to tell Git.
+	if res := reconcile(); res.RequeueAfter != 0 || git.Requests.Load() != 0 {
+		t.Fatalf("a config the engine has not seen was written (requeue %s, %d requests)", res.RequeueAfter, git.Requests.Load())
+	}
+	seen := f.config()
+	seen.Status.ObservedGeneration = 1
+	f.setStatus(seen)
+
+	got := reconcileUntilWritten()
+	cond := apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionGitWriteBack)
+	if cond == nil || cond.Status != metav1.ConditionTrue || got.Status.GitWriteBack == nil || got.Status.GitWriteBack.Commit != head() {
+		t.Fatalf("after the write: condition %+v, status %+v, head %s", cond, got.Status.GitWriteBack, head())
+	}
+	if k := show("prod/kustomization.yaml"); k != "images:\n- name: ghcr.io/acme/web # the shop\n  newTag: 1.3.0\n" {
+		t.Errorf("kustomization:\n%s", k)
+	}
+	if rec := show(".rollgate/shop/web.yaml"); !strings.Contains(rec, "currentVersion: 1.3.0\nfailedVersions:\n- 1.4.0\n") {
+		t.Errorf("record:\n%s", rec)
+	}
+	if p := show(".rollgate/renovate.json"); !strings.Contains(p, `"allowedVersions": "!/^(?:1\\.4\\.0)$/"`) {
+		t.Errorf("preset:\n%s", p)
+	}
+	if msg := gittest.Git(t, bare, "log", "-1", "--format=%an <%ae>: %s", "main"); msg != "rollgate <rollgate@rollgate.dev>: rollgate: shop/web: 1.4.0 failed its health check; back on 1.3.0\n" {
+		t.Errorf("commit: %q", msg)
+	}
+
+	// Nothing new in the status: no write.
+	pushes, commit := git.Pushes.Load(), head()
+	if res := reconcile(); res.RequeueAfter != 0 || git.Pushes.Load() != pushes || head() != commit {
+		t.Errorf("a settled config wrote again (requeue %s, %d pushes)", res.RequeueAfter, git.Pushes.Load()-pushes)
+	}
+
+	// The credentials are refused while another version fails: False, one Warning event, no secret.
+	secret.Data["password"] = []byte("wrong-secret-value")
+	if err := c.Update(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	got.Status.FailedVersions = append(got.Status.FailedVersions, "1.5.0")
+	f.setStatus(got)
+	got = reconcileUntilWritten()
+	cond = apimeta.FindStatusCondition(got.Status.Conditions, v1alpha1.ConditionGitWriteBack)
+	if cond == nil || cond.Status != metav1.ConditionFalse || cond.Reason != v1alpha1.EventGitWriteBackFailed ||
+		!strings.Contains(cond.Message, "authentication") || strings.Contains(cond.Message, "wrong-secret-value") {
+		t.Fatalf("with refused credentials: condition %+v", cond)
+	}
+	if len(rec.Events) != 1 {
+		t.Fatalf("%d events, want one Warning", len(rec.Events))
+	}
+	if e := <-rec.Events; !strings.HasPrefix(e, "Warning GitWriteBackFailed") || strings.Contains(e, "wrong-secret-value") {
+		t.Errorf("event %q", e)
+	}
+
+	// Mended: the queue tries again after its backoff, with the credentials read again.
+	secret.Data["password"] = []byte(git.Password)
+	if err := c.Update(ctx, secret); err != nil {
+		t.Fatal(err)
+	}
+	for i := 0; i < 5 && !apimeta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.ConditionGitWriteBack); i++ {
+		got = reconcileUntilWritten()
+	}
+	if !apimeta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.ConditionGitWriteBack) {
+		t.Fatalf("never written after the credentials were mended: %+v", got.Status.Conditions)
+	}
+	if p := show(".rollgate/renovate.json"); !strings.Contains(p, `"allowedVersions": "!/^(?:1\\.4\\.0|1\\.5\\.0)$/"`) {
+		t.Errorf("preset after the second failure:\n%s", p)
+	}
+	if len(rec.Events) != 0 {
+		t.Errorf("%d more events", len(rec.Events))
+	}
+}
+
+// A cluster rebuilt from Git: the config applied again, its status empty of failures, while its
+// record in Git lists the versions that failed in its earlier life. The record keeps them, the
+// status learns them, and from then on the status rules: a version a person takes off the failed
+// list leaves the record.
+func TestARebuiltConfigLearnsTheFailedVersionsOfItsRecord(t *testing.T) {
+	record := "config: shop/web\nimage: ghcr.io/acme/web\ncurrentVersion: 1.3.0\nfailedVersions:\n- 1.4.0\n- 1.5.0\n"
+	f := newWriteBackFixture(t, map[string]string{"prod/kustomization.yaml": "images:\n- name: ghcr.io/acme/web\n  newTag: 1.3.0\n",
+		".rollgate/shop/web.yaml": record}, v1alpha1.RollingUpgradeConfigStatus{ObservedGeneration: 1, CurrentVersion: "1.3.0"})
+
+	got := f.reconcileUntilWritten()
+	if strings.Join(got.Status.FailedVersions, ",") != "1.4.0,1.5.0" || !apimeta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.ConditionGitWriteBack) {
+		t.Fatalf("status after the first write: failed %v, conditions %+v", got.Status.FailedVersions, got.Status.Conditions)
+	}
+	if rec := f.show(".rollgate/shop/web.yaml"); !strings.Contains(rec, "failedVersions:\n- 1.4.0\n- 1.5.0\n") {
+		t.Errorf("the record lost versions:\n%s", rec)
+	}
+	if p := f.show(".rollgate/renovate.json"); !strings.Contains(p, `1\\.4\\.0|1\\.5\\.0`) {
+		t.Errorf("preset:\n%s", p)
+	}
+	pushes := f.git.Pushes.Load()
+	if f.reconcile(); f.git.Pushes.Load() != pushes {
+		t.Error("the adopted status was written again")
+	}
+
+	got.Status.FailedVersions = []string{"1.4.0"} // a person allows 1.5.0 again
+	f.setStatus(got)
+	f.reconcileUntilWritten()
+	if rec := f.show(".rollgate/shop/web.yaml"); !strings.Contains(rec, "failedVersions:\n- 1.4.0\n") || strings.Contains(rec, "1.5.0") {
+		t.Errorf("the record after 1.5.0 was allowed again:\n%s", rec)
+	}
+	if p := f.show(".rollgate/renovate.json"); strings.Contains(p, "1\\.5\\.0") {
+		t.Errorf("the preset still refuses 1.5.0:\n%s", p)
+	}
+}

@@ -1,0 +1,146 @@
+// Package writeback decides what a config's outcomes make of its Git repository, and writes the
+// outcomes of many configs into one repository in few commits (Queue).
+package writeback
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"path"
+	"slices"
+
+	"github.com/go-git/go-billy/v5"
+	"github.com/go-git/go-billy/v5/util"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/gitedit"
+	"github.com/rollgate/rollgate/controllers/gitwrite"
+)
+
+// Desired is what the repository must say of one config: its workload's file runs the version that
+// last passed its health check, and its record lists that version and the failed ones.
+type Desired struct {
+	// Path of the workload's file, and whether it is a kustomization (else: marked lines).
+	Path          string
+	Kustomization bool
+	Marker        string
+	Record        gitedit.Record
+	// RecordPath is the record's file; PresetPath the Renovate preset ("" for none), made from
+	// every record in RecordDir.
+	RecordPath, RecordDir, PresetPath string
+	// Digest identifies all of the above: the same digest, the same files.
+	Digest string
+	// Adopt: the config has never written its record (status.gitWriteBack is empty), so a record
+	// already in Git is another life's of the same config (the cluster rebuilt, the config applied
+	// again): its failed versions are kept, and handed back to the status (Result.Adopted), never
+	// dropped for a status that has not learnt them yet.
+	Adopt bool
+}
+
+// Desire is what the repository must say of ruc, from its spec and status alone.
+func Desire(ruc *v1alpha1.RollingUpgradeConfig, gwb *v1alpha1.GitWriteBack) Desired {
+	ref := ruc.Spec.GitWriteBack
+	failed := slices.Compact(slices.Sorted(slices.Values(ruc.Status.FailedVersions)))
+	d := Desired{
+		Path:          ref.Path,
+		Kustomization: IsKustomization(ref.Path),
+		Marker:        gitedit.Marker(ruc.Namespace, ruc.Name),
+		Record: gitedit.Record{Config: ruc.Namespace + "/" + ruc.Name, Image: ruc.Spec.Image,
+			CurrentVersion: ruc.Status.CurrentVersion, FailedVersions: failed},
+		Adopt:      ruc.Status.GitWriteBack == nil,
+		RecordDir:  gwb.Spec.RecordDir,
+		RecordPath: path.Join(gwb.Spec.RecordDir, ruc.Namespace, ruc.Name+".yaml"),
+		PresetPath: gwb.Spec.RenovatePreset,
+	}
+	h := sha256.New()
+	for _, s := range append([]string{d.Path, fmt.Sprint(d.Kustomization), d.Marker, d.RecordPath, d.PresetPath},
+		string(d.Record.Marshal())) {
+		fmt.Fprintf(h, "%d:%s\n", len(s), s)
+	}
+	d.Digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
+	return d
+}
+
+// IsKustomization: the file is one kustomize reads as a kustomization.
+func IsKustomization(p string) bool {
+	switch path.Base(p) {
+	case "kustomization.yaml", "kustomization.yml", "Kustomization":
+		return true
+	}
+	return false
+}
+
+// Edits are the config's own file edits: the workload's file (while no version has passed there is
+// nothing to set) and its record. The preset, made from all records, is PresetEdit. When d.Adopt,
+// adopted gets the failed versions of the record in Git that the status does not list.
+func (d Desired) Edits(adopted *[]string) gitwrite.Change {
+	var edits gitwrite.Change
+	if v := d.Record.CurrentVersion; v != "" {
+		edits = append(edits, gitwrite.Edit{Path: d.Path, Change: func(old []byte, _ billy.Filesystem) ([]byte, error) {
+			if old == nil {
+				return nil, fmt.Errorf("no such file")
+			}
+			if d.Kustomization {
+				return gitedit.SetKustomizeImage(old, d.Record.Image, v)
+			}
+			out, n, err := gitedit.SetMarked(old, d.Marker, d.Record.Image, v)
+			if err == nil && n == 0 {
+				err = fmt.Errorf(`no line is marked for this config: end the image's line with # {"$rollgate": %q}`, d.Marker)
+			}
+			return out, err
+		}})
+	}
+	return append(edits, gitwrite.Edit{Path: d.RecordPath, Change: func(old []byte, _ billy.Filesystem) ([]byte, error) {
+		r := d.Record
+		*adopted = nil
+		if d.Adopt && old != nil {
+			if before, err := gitedit.ParseRecord(old); err == nil && before.Image == r.Image {
+				for _, v := range before.FailedVersions {
+					if !slices.Contains(r.FailedVersions, v) {
+						*adopted = append(*adopted, v)
+					}
+				}
+				r.FailedVersions = append(slices.Clone(r.FailedVersions), *adopted...)
+				if r.CurrentVersion == "" { // the workload is not recorded yet: the record's stays
+					r.CurrentVersion = before.CurrentVersion
+				}
+			}
+		}
+		return r.Marshal(), nil
+	}})
+}
+
+// PresetEdit makes the Renovate preset at presetPath from every record under recordDir, as the edits
+// before it left them: once per commit, however many configs the commit is for.
+func PresetEdit(recordDir, presetPath string) gitwrite.Edit {
+	return gitwrite.Edit{Path: presetPath, Change: func(_ []byte, fs billy.Filesystem) ([]byte, error) {
+		records, err := readRecords(fs, recordDir)
+		if err != nil {
+			return nil, err
+		}
+		return gitedit.RenovatePreset(gitedit.FailedByImage(records)), nil
+	}}
+}
+
+// readRecords reads the records under dir (<dir>/<namespace>/<name>.yaml); a file there that is not
+// a record is an error, so a preset is never made from part of them.
+func readRecords(fs billy.Filesystem, dir string) ([]gitedit.Record, error) {
+	paths, err := util.Glob(fs, path.Join(dir, "*", "*.yaml"))
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(paths)
+	records := make([]gitedit.Record, 0, len(paths))
+	for _, p := range paths {
+		b, err := util.ReadFile(fs, p)
+		if err != nil {
+			return nil, err
+		}
+		r, err := gitedit.ParseRecord(b)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", p, err)
+		}
+		records = append(records, r)
+	}
+	return records, nil
+}

@@ -1,0 +1,266 @@
+package writeback
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+
+	"github.com/rollgate/rollgate/controllers/gitwrite"
+)
+
+// Request asks for one config's outcomes to be in Git.
+type Request struct {
+	Config  types.NamespacedName
+	Desired Desired
+	// Repository is the GitWriteBack the config names; Remote its branch and credentials.
+	Repository types.NamespacedName
+	Remote     gitwrite.Remote
+	Author     gitwrite.Commit // name and email
+	// Line says in the commit message what changed for this config.
+	Line string
+	// Secret is the credentials' secret value, taken out of every error the result holds.
+	Secret string
+}
+
+// Result is how the last write of a config's request went.
+type Result struct {
+	Digest string
+	// Commit is the commit that changed the config's files; "" when they already said it all.
+	Commit string
+	Err    error
+	// Adopted are the failed versions the record in Git held and the status did not (Desired.Adopt):
+	// the status must learn them.
+	Adopted []string
+	// Retrying: the repository failed the write as a whole (unreachable, credentials refused), and
+	// the queue tries again after its backoff; other errors are the config's files', which a person
+	// must mend.
+	Retrying bool
+	At       time.Time
+}
+
+// Queue writes the requests of many configs: one writer per repository, which takes every request
+// that arrived while it was writing into its next commit (so configs finishing together share a
+// commit, and a commit never waits for a timer), and after a failure waits with a backoff before it
+// tries again. It keeps no state that the configs cannot give again: a lost request is asked again
+// by its config, whose status says what was written; what is already in Git makes no commit.
+type Queue struct {
+	// Write commits edits; gitwrite.Write.
+	Write func(context.Context, gitwrite.Remote, gitwrite.Commit, []gitwrite.Change) (gitwrite.Result, error)
+	Clock clock.Clock
+	// Wake is told each config whose result is in.
+	Wake func(types.NamespacedName)
+
+	mu      sync.Mutex
+	ctx     context.Context // the manager's, once started
+	repos   map[repoKey]*repoQueue
+	results map[types.NamespacedName]Result
+}
+
+// A writer per GitWriteBack and branch: credentials are a namespace's own, so two namespaces that
+// write to one repository never share a commit.
+type repoKey struct {
+	repository  types.NamespacedName
+	url, branch string
+}
+
+type repoQueue struct {
+	pending  map[types.NamespacedName]Request
+	signal   chan struct{}
+	failures int
+}
+
+// Backoff after n failures in a row: 1 s, doubling, at most 5 minutes.
+func Backoff(n int) time.Duration {
+	if n <= 0 {
+		return 0
+	}
+	return min(time.Second<<min(n-1, 20), 5*time.Minute)
+}
+
+// Submit queues a request, in place of the config's earlier one if that is not written yet.
+func (q *Queue) Submit(r Request) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if q.repos == nil {
+		q.repos = map[repoKey]*repoQueue{}
+	}
+	key := repoKey{r.Repository, r.Remote.URL, r.Remote.Branch}
+	rq := q.repos[key]
+	if rq == nil {
+		rq = &repoQueue{pending: map[types.NamespacedName]Request{}, signal: make(chan struct{}, 1)}
+		q.repos[key] = rq
+		if q.ctx != nil {
+			go q.run(q.ctx, rq)
+		}
+	}
+	rq.pending[r.Config] = r
+	select {
+	case rq.signal <- struct{}{}:
+	default:
+	}
+}
+
+// Result is the last result of a config's requests.
+func (q *Queue) Result(config types.NamespacedName) (Result, bool) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	r, ok := q.results[config]
+	return r, ok
+}
+
+// Forget drops what the queue knows of a deleted config.
+func (q *Queue) Forget(config types.NamespacedName) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	delete(q.results, config)
+	for _, rq := range q.repos {
+		delete(rq.pending, config)
+	}
+}
+
+// Start runs the writers until ctx ends (a manager.Runnable).
+func (q *Queue) Start(ctx context.Context) error {
+	q.mu.Lock()
+	q.ctx = ctx
+	for _, rq := range q.repos {
+		go q.run(ctx, rq)
+	}
+	q.mu.Unlock()
+	<-ctx.Done()
+	return nil
+}
+
+func (q *Queue) run(ctx context.Context, rq *repoQueue) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-rq.signal:
+		}
+		q.mu.Lock()
+		wait := Backoff(rq.failures)
+		q.mu.Unlock()
+		if wait > 0 {
+			select {
+			case <-ctx.Done():
+				return
+			case <-q.Clock.After(wait):
+			}
+		}
+		q.mu.Lock()
+		batch := slices.SortedFunc(maps.Values(rq.pending), func(a, b Request) int {
+			return strings.Compare(a.Config.String(), b.Config.String())
+		})
+		clear(rq.pending)
+		q.mu.Unlock()
+		if len(batch) > 0 {
+			q.write(ctx, rq, batch)
+		}
+	}
+}
+
+// write commits a batch and records each config's result.
+func (q *Queue) write(ctx context.Context, rq *repoQueue, batch []Request) {
+	// A change per config (its files all together or not at all), then a change per preset, made
+	// from the records as the configs' changes left them.
+	changes := make([]gitwrite.Change, 0, len(batch)+1)
+	adopted := make([][]string, len(batch))
+	presets := map[string]string{} // preset path: record directory
+	for i, r := range batch {
+		changes = append(changes, r.Desired.Edits(&adopted[i]))
+		if r.Desired.PresetPath != "" {
+			presets[r.Desired.PresetPath] = r.Desired.RecordDir
+		}
+	}
+	presetPaths := slices.Sorted(maps.Keys(presets))
+	for _, p := range presetPaths {
+		changes = append(changes, gitwrite.Change{PresetEdit(presets[p], p)})
+	}
+	last := batch[len(batch)-1]
+	commit := last.Author
+	commit.When, commit.Message = q.Clock.Now(), message(batch)
+	res, err := q.Write(ctx, last.Remote, commit, changes)
+	presetErrs := map[string]error{}
+	for i, p := range presetPaths {
+		if i+len(batch) < len(res.Errors) {
+			presetErrs[p] = res.Errors[i+len(batch)]
+		}
+	}
+
+	now := q.Clock.Now()
+	q.mu.Lock()
+	if q.results == nil {
+		q.results = map[types.NamespacedName]Result{}
+	}
+	if err != nil {
+		rq.failures++
+	} else {
+		rq.failures = 0
+	}
+	for i, r := range batch {
+		result := Result{Digest: r.Desired.Digest, At: now}
+		var own error
+		if i < len(res.Errors) {
+			own = res.Errors[i]
+		}
+		switch {
+		case err != nil:
+			// The repository failed the whole batch: tried again after the backoff, unless the
+			// config asked for something newer meanwhile.
+			result.Err, result.Retrying = err, true
+			if _, newer := rq.pending[r.Config]; !newer {
+				rq.pending[r.Config] = r
+			}
+		case own != nil || presetErrs[r.Desired.PresetPath] != nil:
+			// The files need a person; the config asks again later.
+			result.Err = errors.Join(own, presetErrs[r.Desired.PresetPath])
+		default:
+			result.Adopted = adopted[i]
+			if !res.Hash.IsZero() && (slices.Contains(res.Changed, r.Desired.Path) || slices.Contains(res.Changed, r.Desired.RecordPath)) {
+				result.Commit = res.Hash.String()
+			}
+		}
+		result.Err = redact(result.Err, r.Secret)
+		q.results[r.Config] = result
+	}
+	if err != nil {
+		select {
+		case rq.signal <- struct{}{}:
+		default:
+		}
+	}
+	q.mu.Unlock()
+	for _, r := range batch {
+		q.Wake(r.Config)
+	}
+}
+
+// message is the commit message of a batch: a subject, and a line per config.
+func message(batch []Request) string {
+	if len(batch) == 1 {
+		return "rollgate: " + batch[0].Line + "\n"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "rollgate: outcomes of %d configs\n\n", len(batch))
+	for _, r := range batch {
+		fmt.Fprintf(&b, "- %s\n", r.Line)
+	}
+	return b.String()
+}
+
+// redact takes secret out of err's message: whatever a Git server or library puts in an error, the
+// config's status and events never show the credentials.
+func redact(err error, secret string) error {
+	if err == nil || secret == "" || !strings.Contains(err.Error(), secret) {
+		return err
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), secret, "[redacted]"))
+}

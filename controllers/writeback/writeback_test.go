@@ -1,0 +1,205 @@
+package writeback
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/go-git/go-billy/v5/memfs"
+	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/gitedit"
+	"github.com/rollgate/rollgate/controllers/gitwrite"
+	"github.com/rollgate/rollgate/controllers/gitwrite/gittest"
+)
+
+var fleet = &v1alpha1.GitWriteBack{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "fleet"},
+	Spec: v1alpha1.GitWriteBackSpec{Branch: "main", RecordDir: ".rollgate", RenovatePreset: ".rollgate/renovate.json"}}
+
+func config(name, path, current string, failed ...string) *v1alpha1.RollingUpgradeConfig {
+	return &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name},
+		Spec: v1alpha1.RollingUpgradeConfigSpec{Image: "ghcr.io/acme/" + name,
+			GitWriteBack: &v1alpha1.GitWriteBackReference{Name: "fleet", Path: path}},
+		Status: v1alpha1.RollingUpgradeConfigStatus{CurrentVersion: current, FailedVersions: failed}}
+}
+
+func TestDesireDependsOnWhatGitMustSayAlone(t *testing.T) {
+	base := Desire(config("web", "prod/kustomization.yaml", "1.3.0", "1.4.0"), fleet)
+	if !base.Kustomization || base.RecordPath != ".rollgate/shop/web.yaml" || base.Marker != "shop:web" {
+		t.Errorf("desired %+v", base)
+	}
+	same := config("web", "prod/kustomization.yaml", "1.3.0", "1.4.0", "1.4.0")
+	same.Status.Phase, same.Status.LastCheck = v1alpha1.PhaseCompleted, &metav1.Time{Time: time.Now()}
+	if Desire(same, fleet).Digest != base.Digest {
+		t.Error("the digest changed with what Git does not hold (phase, last check, a failed version listed twice)")
+	}
+	for name, other := range map[string]*v1alpha1.RollingUpgradeConfig{
+		"another version passed": config("web", "prod/kustomization.yaml", "1.3.1", "1.4.0"),
+		"another version failed": config("web", "prod/kustomization.yaml", "1.3.0", "1.4.0", "1.5.0"),
+		"another file":           config("web", "prod/values.yaml", "1.3.0", "1.4.0"),
+		"another config":         config("api", "prod/kustomization.yaml", "1.3.0", "1.4.0"),
+	} {
+		if Desire(other, fleet).Digest == base.Digest {
+			t.Errorf("%s: same digest", name)
+		}
+	}
+	for _, p := range []string{"kustomization.yaml", "a/kustomization.yml", "a/b/Kustomization"} {
+		if !IsKustomization(p) {
+			t.Errorf("%s is a kustomization", p)
+		}
+	}
+	if IsKustomization("a/kustomization.yaml.bak") || IsKustomization("values.yaml") {
+		t.Error("not kustomizations")
+	}
+}
+
+// queueOn runs a queue against a repository of the real git http-backend and collects its wakes.
+func queueOn(t testing.TB, git *gittest.Server) (*Queue, chan types.NamespacedName) {
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	woken := make(chan types.NamespacedName, 1000)
+	q := &Queue{Write: gitwrite.Write, Clock: clock.RealClock{}, Wake: func(n types.NamespacedName) { woken <- n }}
+	go func() { _ = q.Start(ctx) }()
+	return q, woken
+}
+
+func submit(q *Queue, git *gittest.Server, url string, ruc *v1alpha1.RollingUpgradeConfig) {
+	q.Submit(Request{Config: types.NamespacedName{Namespace: ruc.Namespace, Name: ruc.Name}, Desired: Desire(ruc, fleet),
+		Repository: types.NamespacedName{Namespace: "shop", Name: "fleet"},
+		Remote:     gitwrite.Remote{URL: url, Branch: "main", Auth: &githttp.BasicAuth{Username: git.User, Password: git.Password}},
+		Author:     gitwrite.Commit{Name: "rollgate", Email: "rollgate@rollgate.dev"}, Line: ruc.Name, Secret: git.Password})
+}
+
+// One config whose file cannot take its version (no line marked) fails alone: the others in its
+// commit are written, and none of its own files are.
+func TestAConfigWhoseFileIsWrongHoldsUpNoOther(t *testing.T) {
+	git := gittest.New(t)
+	url := git.Repo(t, "fleet", map[string]string{
+		"prod/kustomization.yaml": "images:\n- name: ghcr.io/acme/web\n  newTag: 1.0.0\n- name: ghcr.io/acme/api\n  newTag: 1.0.0\n",
+		"prod/values.yaml":        "image: ghcr.io/acme/cart:1.0.0 # no marker\n",
+	})
+	q, woken := queueOn(t, git)
+	for _, ruc := range []*v1alpha1.RollingUpgradeConfig{
+		config("web", "prod/kustomization.yaml", "1.1.0"), config("cart", "prod/values.yaml", "1.1.0", "1.2.0"),
+		config("api", "prod/kustomization.yaml", "1.1.0", "1.2.0"),
+	} {
+		submit(q, git, url, ruc)
+	}
+	results := map[string]Result{}
+	for len(results) < 3 {
+		select {
+		case n := <-woken:
+			results[n.Name], _ = q.Result(n)
+		case <-time.After(30 * time.Second):
+			t.Fatalf("results of %d configs only", len(results))
+		}
+	}
+	if r := results["cart"]; r.Err == nil || r.Retrying || !strings.Contains(r.Err.Error(), `no line is marked for this config: end the image's line with # {"$rollgate": "shop:cart"}`) {
+		t.Errorf("cart: %+v", r)
+	}
+	bare := git.Bare("fleet")
+	for _, n := range []string{"web", "api"} {
+		if r := results[n]; r.Err != nil || r.Commit == "" {
+			t.Errorf("%s: %+v", n, r)
+		}
+	}
+	if files := gittest.Git(t, bare, "ls-tree", "-r", "--name-only", "main"); files != ".rollgate/renovate.json\n.rollgate/shop/api.yaml\n.rollgate/shop/web.yaml\nprod/kustomization.yaml\nprod/values.yaml\n" {
+		t.Errorf("files:\n%s", files)
+	}
+	if p := gittest.Git(t, bare, "show", "main:.rollgate/renovate.json"); !strings.Contains(p, "ghcr.io/acme/api") || strings.Contains(p, "cart") {
+		t.Errorf("the preset must hold the failures written, and only those:\n%s", p)
+	}
+}
+
+// BenchmarkQueue100Configs: 100 configs of one repository finish at once (each its own entry in one
+// kustomization, a record and the preset), submitted together: the time until the last result, the
+// commits and the pushes.
+func BenchmarkQueue100Configs(b *testing.B) {
+	const n = 100
+	git := gittest.New(b)
+	var k strings.Builder
+	k.WriteString("images:\n")
+	for i := range n {
+		fmt.Fprintf(&k, "- name: ghcr.io/acme/app-%d\n  newTag: 1.0.0\n", i)
+	}
+	url := git.Repo(b, "fleet", map[string]string{"prod/kustomization.yaml": k.String()})
+	q, woken := queueOn(b, git)
+	bare := git.Bare("fleet")
+	round := 0
+	var last time.Duration
+	for b.Loop() {
+		round++
+		start := time.Now()
+		for i := range n {
+			submit(q, git, url, config(fmt.Sprintf("app-%d", i), "prod/kustomization.yaml", fmt.Sprintf("1.%d.0", round), "0.9.0"))
+		}
+		for range n {
+			name := <-woken
+			if r, _ := q.Result(name); r.Err != nil {
+				b.Fatal(r.Err)
+			}
+		}
+		last = time.Since(start)
+	}
+	commits := strings.Count(gittest.Git(b, bare, "log", "--format=%H", "main"), "\n") - 1
+	b.ReportMetric(float64(last.Milliseconds()), "ms-to-last-result")
+	b.ReportMetric(float64(commits)/float64(round), "commits/round")
+	b.ReportMetric(float64(git.Pushes.Load())/float64(round), "pushes/round")
+}
+
+// A config that has never written (a rebuilt cluster) keeps what its record in Git says and the
+// status does not know yet: the failed versions, and the version that passed while the status has
+// none recorded. The versions it adopts are reported to go into its status.
+func TestAFirstWriteKeepsTheRecordOfAnEarlierLife(t *testing.T) {
+	before := gitedit.Record{Config: "shop/web", Image: "ghcr.io/acme/web", CurrentVersion: "1.3.0", FailedVersions: []string{"1.4.0", "1.5.0"}}
+	cases := []struct {
+		name           string
+		ruc            *v1alpha1.RollingUpgradeConfig
+		wantCurrent    string
+		wantFailed     string
+		wantAdopted    string
+		wantNoWorkload bool
+	}{
+		{"a rebuilt config, its workload recorded", config("web", "k.yaml", "1.3.0", "1.4.0"), "1.3.0", "1.4.0,1.5.0", "1.5.0", false},
+		{"a rebuilt config, nothing recorded yet", config("web", "k.yaml", ""), "1.3.0", "1.4.0,1.5.0", "1.4.0,1.5.0", true},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Desire(tc.ruc, fleet)
+			var adopted []string
+			edits := d.Edits(&adopted)
+			if tc.wantNoWorkload != (len(edits) == 1) {
+				t.Fatalf("%d edits", len(edits))
+			}
+			out, err := edits[len(edits)-1].Change(before.Marshal(), memfs.New())
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := gitedit.ParseRecord(out)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.CurrentVersion != tc.wantCurrent || strings.Join(got.FailedVersions, ",") != tc.wantFailed || strings.Join(adopted, ",") != tc.wantAdopted {
+				t.Errorf("record %+v, adopted %v", got, adopted)
+			}
+		})
+	}
+	// Once written, the status is the truth: a version a person took off the failed list leaves the record.
+	written := config("web", "k.yaml", "1.3.0", "1.4.0")
+	written.Status.GitWriteBack = &v1alpha1.GitWriteBackStatus{Written: "sha256:0"}
+	var adopted []string
+	edits := Desire(written, fleet).Edits(&adopted)
+	out, err := edits[len(edits)-1].Change(before.Marshal(), memfs.New())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := gitedit.ParseRecord(out); strings.Join(got.FailedVersions, ",") != "1.4.0" || adopted != nil {
+		t.Errorf("record %+v, adopted %v", got, adopted)
+	}
+}
