@@ -95,6 +95,10 @@ func (r *GitWriteBackReconciler) Reconcile(ctx context.Context, req ctrl.Request
 			return ctrl.Result{RequeueAfter: wait}, nil
 		}
 	}
+	tmpl, err := writeback.ParseMessageTemplate(gwb.Spec.MessageTemplate)
+	if err != nil { // the GitWriteBack's next change wakes the config
+		return ctrl.Result{}, r.record(ctx, &ruc, nil, nil, fmt.Errorf("spec.messageTemplate of GitWriteBack %q: %w", gwb.Name, err))
+	}
 	remote, secret, err := r.remote(ctx, &gwb)
 	if err != nil {
 		return ctrl.Result{RequeueAfter: retryFileErrors}, r.record(ctx, &ruc, nil, nil, err)
@@ -103,7 +107,7 @@ func (r *GitWriteBackReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		Config: req.NamespacedName, Desired: want,
 		Repository: types.NamespacedName{Namespace: gwb.Namespace, Name: gwb.Name},
 		Remote:     remote, Author: gitwrite.Commit{Name: gwb.Spec.Author.Name, Email: gwb.Spec.Author.Email},
-		Line: outcomeLine(&ruc), Secret: secret,
+		Outcome: writeback.OutcomeOf(&ruc), Template: tmpl, Secret: secret,
 	})
 	return ctrl.Result{RequeueAfter: awaitWrite}, nil
 }
@@ -188,28 +192,6 @@ func (r *GitWriteBackReconciler) forget(ctx context.Context, ruc *v1alpha1.Rolli
 	apimeta.RemoveStatusCondition(&ruc.Status.Conditions, v1alpha1.ConditionGitWriteBack)
 	return r.Client.Status().Patch(ctx, ruc, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}),
 		client.FieldOwner(v1alpha1.FieldManager))
-}
-
-// outcomeLine says in a commit message what the config's status says now.
-func outcomeLine(ruc *v1alpha1.RollingUpgradeConfig) string {
-	st := ruc.Status
-	name := ruc.Namespace + "/" + ruc.Name
-	if n := len(st.VersionHistory); n > 0 {
-		last := st.VersionHistory[n-1]
-		switch last.Status {
-		case v1alpha1.ResultHealthy:
-			return fmt.Sprintf("%s: %s passed its health check", name, last.Version)
-		case v1alpha1.ResultRolledBack:
-			if st.CurrentVersion != "" {
-				return fmt.Sprintf("%s: %s failed its health check; back on %s", name, last.Version, st.CurrentVersion)
-			}
-			return fmt.Sprintf("%s: %s failed its health check", name, last.Version)
-		}
-	}
-	if st.CurrentVersion != "" {
-		return fmt.Sprintf("%s: runs %s", name, st.CurrentVersion)
-	}
-	return name + ": record"
 }
 
 // SetupWithManager watches the configs that write back (status changes included: the outcomes are

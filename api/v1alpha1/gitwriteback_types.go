@@ -30,6 +30,17 @@ type GitWriteBackSpec struct {
 	// +optional
 	Author GitAuthor `json:"author,omitempty"`
 
+	// MessageTemplate is the commit message, a Go text/template executed with .Outcomes: one per
+	// config whose files the commit changes, with .Namespace, .Name, .Image, .Version (the version
+	// that runs now: the last to pass), .Result (Healthy or RolledBack; empty before any verdict),
+	// .Tried (the version of that verdict), .Reason (what its history entry adds),
+	// .FailedVersions and .Line (rollgate's own line for it). Empty: rollgate's message, a subject
+	// and a line per config. A template that fails on an example stops the writes and says why in
+	// each config's GitWriteBack condition.
+	// +kubebuilder:validation:MaxLength=4096
+	// +optional
+	MessageTemplate string `json:"messageTemplate,omitempty"`
+
 	// RecordDir is the directory of the configs' records, one file per config at
 	// <recordDir>/<namespace>/<name>.yaml: the version that last passed its health check and the
 	// versions that failed. Clusters that share a repository and have configs of the same

@@ -60,8 +60,13 @@ type Edit struct {
 type Commit struct {
 	Name, Email string
 	When        time.Time
-	Message     string
+	// Message is the commit's message, given which changes changed a file (changed[i] for
+	// changes[i]): made again on a newer head, a change may find its edits there already.
+	Message func(changed []bool) string
 }
+
+// Says is a Message that is msg whatever changed.
+func Says(msg string) func([]bool) string { return func([]bool) string { return msg } }
 
 // Result is what a write did.
 type Result struct {
@@ -159,9 +164,10 @@ func commit(repo *git.Repository, head plumbing.Hash, c Commit, changes []Change
 		return plumbing.ZeroHash, nil, nil, err
 	}
 	errs := make([]error, len(changes))
+	made := make([]bool, len(changes))
 	touched := map[string]bool{}
 	for i, ch := range changes {
-		errs[i] = applyAll(wt.Filesystem, ch, touched)
+		made[i], errs[i] = applyAll(wt.Filesystem, ch, touched)
 	}
 	for _, p := range slices.Sorted(maps.Keys(touched)) {
 		if _, err := wt.Add(p); err != nil {
@@ -183,19 +189,19 @@ func commit(repo *git.Repository, head plumbing.Hash, c Commit, changes []Change
 	}
 	slices.Sort(changed)
 	sig := &object.Signature{Name: c.Name, Email: c.Email, When: c.When}
-	hash, err := wt.Commit(c.Message, &git.CommitOptions{Author: sig, Committer: sig, Parents: []plumbing.Hash{head}})
+	hash, err := wt.Commit(c.Message(made), &git.CommitOptions{Author: sig, Committer: sig, Parents: []plumbing.Hash{head}})
 	return hash, changed, errs, err
 }
 
 // applyAll makes the edits of a change, or, when one of them fails, none: the files it wrote get
-// back what they had. touched gains the paths a change that went in wrote.
-func applyAll(fs billy.Filesystem, ch Change, touched map[string]bool) error {
+// back what they had. It reports whether the change wrote a file; touched gains the paths it wrote.
+func applyAll(fs billy.Filesystem, ch Change, touched map[string]bool) (bool, error) {
 	type saved struct {
 		path    string
 		content []byte // nil: there was no file
 	}
 	var undo []saved
-	fail := func(path string, err error) error {
+	fail := func(path string, err error) (bool, error) {
 		for i := len(undo) - 1; i >= 0; i-- {
 			if undo[i].content == nil {
 				_ = fs.Remove(undo[i].path)
@@ -203,7 +209,7 @@ func applyAll(fs billy.Filesystem, ch Change, touched map[string]bool) error {
 				_ = util.WriteFile(fs, undo[i].path, undo[i].content, 0o644)
 			}
 		}
-		return fmt.Errorf("%s: %w", path, err)
+		return false, fmt.Errorf("%s: %w", path, err)
 	}
 	for _, e := range ch {
 		old, err := util.ReadFile(fs, e.Path)
@@ -225,5 +231,5 @@ func applyAll(fs billy.Filesystem, ch Change, touched map[string]bool) error {
 	for _, u := range undo {
 		touched[u.path] = true
 	}
-	return nil
+	return len(undo) > 0, nil
 }

@@ -44,7 +44,7 @@ func TestEditsOfManyConfigsAreOneCommit(t *testing.T) {
 	broken := Edit{Path: "prod/kustomization.yaml", Change: func([]byte, billy.Filesystem) ([]byte, error) { return nil, errors.New("no such image") }}
 
 	res, err := Write(context.Background(), remote(s, url),
-		Commit{Name: "rollgate", Email: "rollgate@example.com", When: when, Message: "rollgate: web 1.3.0, api 2.1.0"},
+		Commit{Name: "rollgate", Email: "rollgate@example.com", When: when, Message: Says("rollgate: web 1.3.0, api 2.1.0")},
 		[]Change{{setTag("ghcr.io/acme/web", "1.3.0")}, {setTag("ghcr.io/acme/api", "2.1.0")},
 			// All or nothing: neither the new file nor api 9.9.9 of this change stays.
 			{newFile, setTag("ghcr.io/acme/api", "9.9.9"), broken}})
@@ -78,7 +78,7 @@ func TestNothingChangedIsNoCommit(t *testing.T) {
 	s := gittest.New(t)
 	url := s.Repo(t, "fleet", map[string]string{"prod/kustomization.yaml": kustomization})
 	before := gittest.Git(t, s.Bare("fleet"), "rev-parse", "main")
-	res, err := Write(context.Background(), remote(s, url), Commit{Name: "rollgate", Email: "r@example.com", When: when, Message: "m"},
+	res, err := Write(context.Background(), remote(s, url), Commit{Name: "rollgate", Email: "r@example.com", When: when, Message: Says("m")},
 		[]Change{{setTag("ghcr.io/acme/web", "1.2.0")}, // already so
 			{setTag("ghcr.io/acme/api", "9.9.9")}, {setTag("ghcr.io/acme/api", "2.0.0")}}) // changed and changed back
 	if err != nil {
@@ -109,7 +109,7 @@ func TestABranchThatMovedIsWrittenAgainOnItsNewHead(t *testing.T) {
 		}
 		return gitedit.SetKustomizeImage(old, "ghcr.io/acme/web", "1.3.0")
 	}}
-	res, err := Write(context.Background(), remote(s, url), Commit{Name: "rollgate", Email: "r@example.com", When: when, Message: "web 1.3.0"}, []Change{{race}})
+	res, err := Write(context.Background(), remote(s, url), Commit{Name: "rollgate", Email: "r@example.com", When: when, Message: Says("web 1.3.0")}, []Change{{race}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -133,7 +133,7 @@ func TestRefusedCredentialsAreNotRetriedNorShown(t *testing.T) {
 	url := s.Repo(t, "fleet", map[string]string{"prod/kustomization.yaml": kustomization})
 	r := remote(s, url)
 	r.Auth = &githttp.BasicAuth{Username: s.User, Password: "wrong-password-123"}
-	res, err := Write(context.Background(), r, Commit{Name: "rollgate", Email: "r@example.com", When: when, Message: "m"},
+	res, err := Write(context.Background(), r, Commit{Name: "rollgate", Email: "r@example.com", When: when, Message: Says("m")},
 		[]Change{{setTag("ghcr.io/acme/web", "1.3.0")}})
 	if err == nil {
 		t.Fatal("wrong credentials wrote")
@@ -159,7 +159,7 @@ func TestTheAddressPolicyRefusesAHostBeforeAnyRequest(t *testing.T) {
 		client.InstallProtocol("http", githttp.DefaultClient)
 		client.InstallProtocol("https", githttp.DefaultClient)
 	})
-	_, err := Write(context.Background(), remote(s, url), Commit{Name: "rollgate", Email: "r@example.com", When: when, Message: "m"},
+	_, err := Write(context.Background(), remote(s, url), Commit{Name: "rollgate", Email: "r@example.com", When: when, Message: Says("m")},
 		[]Change{{setTag("ghcr.io/acme/web", "1.3.0")}})
 	if err == nil || !strings.Contains(err.Error(), "not allowed by the test's policy") {
 		t.Fatalf("error %v, want the policy's refusal", err)
@@ -188,7 +188,7 @@ func BenchmarkWrite100Edits(b *testing.B) {
 		for i := range changes {
 			changes[i] = Change{setTag(fmt.Sprintf("ghcr.io/acme/app-%d", i), fmt.Sprintf("1.%d.0", round))}
 		}
-		res, err := Write(context.Background(), r, Commit{Name: "rollgate", Email: "r@example.com", When: when, Message: "100 configs"}, changes)
+		res, err := Write(context.Background(), r, Commit{Name: "rollgate", Email: "r@example.com", When: when, Message: Says("100 configs")}, changes)
 		if err != nil {
 			b.Fatal(err)
 		}

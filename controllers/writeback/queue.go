@@ -3,11 +3,11 @@ package writeback
 import (
 	"context"
 	"errors"
-	"fmt"
 	"maps"
 	"slices"
 	"strings"
 	"sync"
+	"text/template"
 	"time"
 
 	"k8s.io/apimachinery/pkg/types"
@@ -24,8 +24,10 @@ type Request struct {
 	Repository types.NamespacedName
 	Remote     gitwrite.Remote
 	Author     gitwrite.Commit // name and email
-	// Line says in the commit message what changed for this config.
-	Line string
+	// Outcome is what the commit message says of this config, through Template (the
+	// GitWriteBack's message template, parsed by ParseMessageTemplate).
+	Outcome  Outcome
+	Template *template.Template
 	// Secret is the credentials' secret value, taken out of every error the result holds.
 	Secret string
 }
@@ -186,7 +188,8 @@ func (q *Queue) write(ctx context.Context, rq *repoQueue, batch []Request) {
 	}
 	last := batch[len(batch)-1]
 	commit := last.Author
-	commit.When, commit.Message = q.Clock.Now(), message(batch)
+	commit.When = q.Clock.Now()
+	commit.Message = func(changed []bool) string { return message(last.Template, batch, changed) }
 	res, err := q.Write(ctx, last.Remote, commit, changes)
 	presetErrs := map[string]error{}
 	for i, p := range presetPaths {
@@ -241,19 +244,6 @@ func (q *Queue) write(ctx context.Context, rq *repoQueue, batch []Request) {
 	for _, r := range batch {
 		q.Wake(r.Config)
 	}
-}
-
-// message is the commit message of a batch: a subject, and a line per config.
-func message(batch []Request) string {
-	if len(batch) == 1 {
-		return "rollgate: " + batch[0].Line + "\n"
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "rollgate: outcomes of %d configs\n\n", len(batch))
-	for _, r := range batch {
-		fmt.Fprintf(&b, "- %s\n", r.Line)
-	}
-	return b.String()
 }
 
 // redact takes secret out of err's message: whatever a Git server or library puts in an error, the

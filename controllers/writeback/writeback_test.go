@@ -73,7 +73,7 @@ func submit(q *Queue, git *gittest.Server, url string, ruc *v1alpha1.RollingUpgr
 	q.Submit(Request{Config: types.NamespacedName{Namespace: ruc.Namespace, Name: ruc.Name}, Desired: Desire(ruc, fleet),
 		Repository: types.NamespacedName{Namespace: "shop", Name: "fleet"},
 		Remote:     gitwrite.Remote{URL: url, Branch: "main", Auth: &githttp.BasicAuth{Username: git.User, Password: git.Password}},
-		Author:     gitwrite.Commit{Name: "rollgate", Email: "rollgate@rollgate.dev"}, Line: ruc.Name, Secret: git.Password})
+		Author:     gitwrite.Commit{Name: "rollgate", Email: "rollgate@rollgate.dev"}, Outcome: OutcomeOf(ruc), Template: defaultMessage, Secret: git.Password})
 }
 
 // One config whose file cannot take its version (no line marked) fails alone: the others in its
