@@ -21,6 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 	"sigs.k8s.io/controller-runtime/pkg/source"
 
+	"github.com/ProtonMail/go-crypto/openpgp"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
@@ -100,13 +101,17 @@ func (r *GitWriteBackReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		return ctrl.Result{}, r.record(ctx, &ruc, nil, nil, fmt.Errorf("spec.messageTemplate of GitWriteBack %q: %w", gwb.Name, err))
 	}
 	remote, secret, err := r.remote(ctx, &gwb)
+	author := gitwrite.Commit{Name: gwb.Spec.Author.Name, Email: gwb.Spec.Author.Email}
+	if err == nil {
+		author.SignKey, err = r.signingKey(ctx, &gwb)
+	}
 	if err != nil {
 		return ctrl.Result{RequeueAfter: retryFileErrors}, r.record(ctx, &ruc, nil, nil, err)
 	}
 	r.Queue.Submit(writeback.Request{
 		Config: req.NamespacedName, Desired: want,
 		Repository: types.NamespacedName{Namespace: gwb.Namespace, Name: gwb.Name},
-		Remote:     remote, Author: gitwrite.Commit{Name: gwb.Spec.Author.Name, Email: gwb.Spec.Author.Email},
+		Remote:     remote, Author: author,
 		Outcome: writeback.OutcomeOf(&ruc), Template: tmpl, Secret: secret,
 	})
 	return ctrl.Result{RequeueAfter: awaitWrite}, nil
@@ -135,6 +140,26 @@ func (r *GitWriteBackReconciler) remote(ctx context.Context, gwb *v1alpha1.GitWr
 	}
 	remote.Auth = &githttp.BasicAuth{Username: user, Password: password}
 	return remote, password, nil
+}
+
+// signingKey is the GitWriteBack's OpenPGP key, decrypted; nil when commits are not signed.
+func (r *GitWriteBackReconciler) signingKey(ctx context.Context, gwb *v1alpha1.GitWriteBack) (*openpgp.Entity, error) {
+	if gwb.Spec.SigningKey == nil {
+		return nil, nil
+	}
+	name := gwb.Spec.SigningKey.SecretRef.Name
+	var s corev1.Secret
+	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: gwb.Namespace, Name: name}, &s); err != nil {
+		if apierrors.IsNotFound(err) {
+			return nil, fmt.Errorf("the signing key's Secret %q of GitWriteBack %q is not found", name, gwb.Name)
+		}
+		return nil, err
+	}
+	key, err := gitwrite.ReadSigningKey(s.Data["git.asc"], s.Data["passphrase"])
+	if err != nil {
+		return nil, fmt.Errorf("the signing key in Secret %q (git.asc) of GitWriteBack %q: %w", name, gwb.Name, err)
+	}
+	return key, nil
 }
 
 // record writes the queue's answer on the config: what was written, the failed versions adopted from

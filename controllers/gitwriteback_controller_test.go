@@ -7,6 +7,8 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
+	git "github.com/go-git/go-git/v5"
+	"github.com/go-git/go-git/v5/plumbing"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -223,5 +225,56 @@ func TestARebuiltConfigLearnsTheFailedVersionsOfItsRecord(t *testing.T) {
 	}
 	if p := f.show(".rollgate/renovate.json"); strings.Contains(p, "1\\.5\\.0") {
 		t.Errorf("the preset still refuses 1.5.0:\n%s", p)
+	}
+}
+
+// A GitWriteBack with a signing key signs its commits; a key that cannot be used (here: the wrong
+// passphrase) writes nothing, says why without the key or the passphrase, with one Warning event.
+func TestCommitsAreSignedWithTheKeyOfTheSecret(t *testing.T) {
+	f := newWriteBackFixture(t, map[string]string{"prod/kustomization.yaml": "images:\n- name: ghcr.io/acme/web\n  newTag: 1.2.0\n"},
+		v1alpha1.RollingUpgradeConfigStatus{ObservedGeneration: 1, CurrentVersion: "1.3.0"})
+	private, public := gittest.SigningKey(t, "correct horse")
+	key := &corev1.Secret{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "signing"},
+		Data: map[string][]byte{"git.asc": private, "passphrase": []byte("battery staple")}}
+	if err := f.c.Create(f.ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	var gwb v1alpha1.GitWriteBack
+	if err := f.c.Get(f.ctx, types.NamespacedName{Namespace: "shop", Name: "fleet"}, &gwb); err != nil {
+		t.Fatal(err)
+	}
+	gwb.Spec.SigningKey = &v1alpha1.GitSigningKey{SecretRef: meta.LocalObjectReference{Name: "signing"}}
+	if err := f.c.Update(f.ctx, &gwb); err != nil {
+		t.Fatal(err)
+	}
+
+	initial := f.head()
+	f.reconcile()
+	cond := apimeta.FindStatusCondition(f.config().Status.Conditions, v1alpha1.ConditionGitWriteBack)
+	if cond == nil || cond.Status != metav1.ConditionFalse || !strings.Contains(cond.Message, "passphrase does not decrypt") ||
+		strings.Contains(cond.Message, "staple") || f.head() != initial {
+		t.Fatalf("with the wrong passphrase: condition %+v, head moved %v", cond, f.head() != initial)
+	}
+	if len(f.rec.Events) != 1 || !strings.HasPrefix(<-f.rec.Events, "Warning GitWriteBackFailed") {
+		t.Fatal("want one Warning event")
+	}
+
+	key.Data["passphrase"] = []byte("correct horse")
+	if err := f.c.Update(f.ctx, key); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.reconcileUntilWritten(); !apimeta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.ConditionGitWriteBack) {
+		t.Fatalf("not written once the passphrase was mended: %+v", got.Status.Conditions)
+	}
+	repo, err := git.PlainOpen(f.bare)
+	if err != nil {
+		t.Fatal(err)
+	}
+	commit, err := repo.CommitObject(plumbing.NewHash(f.head()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := commit.Verify(string(public)); err != nil {
+		t.Errorf("the commit's signature does not verify: %v (signature %q)", err, commit.PGPSignature)
 	}
 }

@@ -26,6 +26,12 @@ type GitWriteBackSpec struct {
 	// +optional
 	SecretRef *meta.LocalObjectReference `json:"secretRef,omitempty"`
 
+	// SigningKey signs the commits with OpenPGP: the Secret it names, in this namespace, holds the
+	// armored private key as `git.asc` and, when the key is encrypted, its `passphrase` (as Flux's
+	// image automation keeps them). Absent: commits are not signed.
+	// +optional
+	SigningKey *GitSigningKey `json:"signingKey,omitempty"`
+
 	// Author of the commits.
 	// +optional
 	Author GitAuthor `json:"author,omitempty"`
@@ -61,6 +67,13 @@ type GitWriteBackSpec struct {
 	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.contains('..')",message="renovatePreset must be a path inside the repository"
 	// +optional
 	RenovatePreset string `json:"renovatePreset,omitempty"`
+}
+
+// GitSigningKey is where the OpenPGP key that signs the commits is.
+type GitSigningKey struct {
+	// SecretRef names the Secret with `git.asc` and, optionally, `passphrase`.
+	// +required
+	SecretRef meta.LocalObjectReference `json:"secretRef"`
 }
 
 // GitAuthor is who rollgate's commits say wrote them.

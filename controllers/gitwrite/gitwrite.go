@@ -15,6 +15,8 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ProtonMail/go-crypto/openpgp"
+	"github.com/ProtonMail/go-crypto/openpgp/packet"
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-billy/v5/memfs"
 	"github.com/go-git/go-billy/v5/util"
@@ -63,6 +65,8 @@ type Commit struct {
 	// Message is the commit's message, given which changes changed a file (changed[i] for
 	// changes[i]): made again on a newer head, a change may find its edits there already.
 	Message func(changed []bool) string
+	// SignKey signs the commit (OpenPGP), with its private key decrypted; nil: unsigned.
+	SignKey *openpgp.Entity
 }
 
 // Says is a Message that is msg whatever changed.
@@ -189,7 +193,7 @@ func commit(repo *git.Repository, head plumbing.Hash, c Commit, changes []Change
 	}
 	slices.Sort(changed)
 	sig := &object.Signature{Name: c.Name, Email: c.Email, When: c.When}
-	hash, err := wt.Commit(c.Message(made), &git.CommitOptions{Author: sig, Committer: sig, Parents: []plumbing.Hash{head}})
+	hash, err := wt.Commit(c.Message(made), &git.CommitOptions{Author: sig, Committer: sig, Parents: []plumbing.Hash{head}, SignKey: c.SignKey})
 	return hash, changed, errs, err
 }
 
@@ -232,4 +236,36 @@ func applyAll(fs billy.Filesystem, ch Change, touched map[string]bool) (bool, er
 		touched[u.path] = true
 	}
 	return len(undo) > 0, nil
+}
+
+// ReadSigningKey reads an armored OpenPGP private key (the first entity of the key ring) and
+// decrypts it, and its subkeys, with passphrase when they are encrypted. Its errors never hold the
+// key or the passphrase.
+func ReadSigningKey(armored, passphrase []byte) (*openpgp.Entity, error) {
+	ring, err := openpgp.ReadArmoredKeyRing(bytes.NewReader(armored))
+	if err != nil {
+		return nil, errors.New("not an armored OpenPGP key ring")
+	}
+	e := ring[0]
+	if e.PrivateKey == nil {
+		return nil, errors.New("the key ring holds no private key")
+	}
+	keys := []*packet.PrivateKey{e.PrivateKey}
+	for _, sub := range e.Subkeys {
+		if sub.PrivateKey != nil {
+			keys = append(keys, sub.PrivateKey)
+		}
+	}
+	for _, k := range keys {
+		if !k.Encrypted {
+			continue
+		}
+		if len(passphrase) == 0 {
+			return nil, errors.New("the private key is encrypted and no passphrase is given")
+		}
+		if err := k.Decrypt(passphrase); err != nil {
+			return nil, errors.New("the passphrase does not decrypt the private key")
+		}
+	}
+	return e, nil
 }

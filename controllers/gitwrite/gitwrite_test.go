@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/go-git/go-billy/v5"
+	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 
@@ -198,4 +199,64 @@ func BenchmarkWrite100Edits(b *testing.B) {
 	}
 	b.ReportMetric(float64(commits)/float64(round), "commits/write")
 	b.ReportMetric(float64(s.Pushes.Load())/float64(round), "pushes/write")
+}
+
+func TestASignedCommitVerifiesWithThePublicKey(t *testing.T) {
+	private, public := gittest.SigningKey(t, "correct horse")
+	key, err := ReadSigningKey(private, []byte("correct horse"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := gittest.New(t)
+	url := s.Repo(t, "fleet", map[string]string{"prod/kustomization.yaml": kustomization})
+	res, err := Write(context.Background(), remote(s, url), Commit{Name: "rollgate", Email: "rollgate@example.com", When: when,
+		Message: Says("signed"), SignKey: key}, []Change{{setTag("ghcr.io/acme/web", "1.3.0")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	repo, err := git.PlainOpen(s.Bare("fleet"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := repo.CommitObject(res.Hash)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.PGPSignature == "" {
+		t.Fatal("the commit is not signed")
+	}
+	if _, err := c.Verify(string(public)); err != nil {
+		t.Errorf("the signature does not verify: %v", err)
+	}
+	_, other := gittest.SigningKey(t, "")
+	if _, err := c.Verify(string(other)); err == nil {
+		t.Error("another key verifies the signature")
+	}
+}
+
+func TestASigningKeySaysWhatIsWrongWithoutShowingIt(t *testing.T) {
+	encrypted, public := gittest.SigningKey(t, "correct horse")
+	plain, _ := gittest.SigningKey(t, "")
+	for _, tc := range []struct {
+		name            string
+		key, passphrase []byte
+		err             string
+	}{
+		{"not a key", []byte("correct horse"), nil, "not an armored OpenPGP key ring"},
+		{"a public key", public, nil, "holds no private key"},
+		{"no passphrase", encrypted, nil, "no passphrase is given"},
+		{"a wrong passphrase", encrypted, []byte("battery staple"), "does not decrypt"},
+		{"unencrypted", plain, nil, ""},
+		{"unencrypted, a passphrase given", plain, []byte("x"), ""},
+	} {
+		_, err := ReadSigningKey(tc.key, tc.passphrase)
+		switch {
+		case tc.err == "" && err != nil:
+			t.Errorf("%s: %v", tc.name, err)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("%s: error %v, want one saying %q", tc.name, err, tc.err)
+		case err != nil && (strings.Contains(err.Error(), "horse") || strings.Contains(err.Error(), "staple") || strings.Contains(err.Error(), "BEGIN PGP")):
+			t.Errorf("%s: the error shows a secret: %v", tc.name, err)
+		}
+	}
 }

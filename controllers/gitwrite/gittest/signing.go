@@ -1,0 +1,45 @@
+package gittest
+
+import (
+	"bytes"
+	"testing"
+
+	"github.com/ProtonMail/go-crypto/openpgp"
+	"github.com/ProtonMail/go-crypto/openpgp/armor"
+)
+
+// SigningKey makes an OpenPGP key and returns its private half armored, encrypted with passphrase
+// ("" for none), and its public half armored, to verify signatures with.
+func SigningKey(t testing.TB, passphrase string) (private, public []byte) {
+	t.Helper()
+	e, err := openpgp.NewEntity("rollgate", "", "rollgate@example.com", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if passphrase != "" {
+		if err := e.EncryptPrivateKeys([]byte(passphrase), nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	armored := func(typ string, serialize func(w *bytes.Buffer) error) []byte {
+		var buf bytes.Buffer
+		w, err := armor.Encode(&buf, typ, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var raw bytes.Buffer
+		if err := serialize(&raw); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := w.Write(raw.Bytes()); err != nil {
+			t.Fatal(err)
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return buf.Bytes()
+	}
+	private = armored(openpgp.PrivateKeyType, func(w *bytes.Buffer) error { return e.SerializePrivateWithoutSigning(w, nil) })
+	public = armored(openpgp.PublicKeyType, func(w *bytes.Buffer) error { return e.Serialize(w) })
+	return private, public
+}
