@@ -120,7 +120,7 @@ func (r *GitWriteBackReconciler) Reconcile(ctx context.Context, req ctrl.Request
 // remote is the GitWriteBack's branch with the credentials of its Secret, and the secret value to
 // keep out of every message.
 func (r *GitWriteBackReconciler) remote(ctx context.Context, gwb *v1alpha1.GitWriteBack) (gitwrite.Remote, string, error) {
-	remote := gitwrite.Remote{URL: gwb.Spec.URL, Branch: gwb.Spec.Branch}
+	remote := gitwrite.Remote{URL: gwb.Spec.URL, Branch: gwb.Spec.Branch, PushBranch: gwb.Spec.PushBranch}
 	if gwb.Spec.SecretRef == nil {
 		return remote, "", nil
 	}

@@ -21,6 +21,13 @@ type GitWriteBackSpec struct {
 	// +optional
 	Branch string `json:"branch,omitempty"`
 
+	// PushBranch, when set, gets the commits instead of Branch, for a pull request that your own
+	// tooling opens: they are made on it once it exists (each outcome adds to it), on Branch before
+	// that. Delete it once merged and the next commit starts it afresh from Branch.
+	// +kubebuilder:validation:MaxLength=255
+	// +optional
+	PushBranch string `json:"pushBranch,omitempty"`
+
 	// SecretRef names a Secret in this namespace with the credentials for HTTP basic auth:
 	// `username` and `password` (for a token, the token as password). Absent: no credentials.
 	// +optional

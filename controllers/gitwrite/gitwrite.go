@@ -1,7 +1,8 @@
 // Package gitwrite commits file edits to a branch of a Git repository and pushes them, with go-git:
 // a shallow clone of the branch into memory, the edits, one commit if anything changed, and a push
 // that only moves the branch from the commit the edits were made on. Someone else who pushed in
-// between is not overwritten: the edits are made again on the new head and pushed again.
+// between is not overwritten: the edits are made again on the new head and pushed again. With a push
+// branch, the commits go there instead, for a pull request.
 package gitwrite
 
 import (
@@ -42,7 +43,18 @@ func UseTransport(rt http.RoundTripper) {
 type Remote struct {
 	URL    string
 	Branch string
-	Auth   transport.AuthMethod // nil: none
+	// PushBranch, when set, gets the commits instead of Branch: they are made on it once it
+	// exists, on Branch before that (a branch for a pull request).
+	PushBranch string
+	Auth       transport.AuthMethod // nil: none
+}
+
+// target is the branch the commits are pushed to.
+func (r Remote) target() string {
+	if r.PushBranch != "" {
+		return r.PushBranch
+	}
+	return r.Branch
 }
 
 // Change is the edits of one party (one config): made all together, or, when one fails, not at
@@ -94,8 +106,19 @@ var ErrBranchMoving = errors.New("the branch moved before each push")
 // left out (its error is in the result), the others are committed.
 func Write(ctx context.Context, r Remote, c Commit, changes []Change) (Result, error) {
 	var res Result
+	target := r.target()
 	for res.Pushes < MaxPushes {
-		repo, head, err := clone(ctx, r)
+		from := r.Branch
+		if target != r.Branch {
+			heads, err := remoteHeads(ctx, r)
+			if err != nil {
+				return res, fmt.Errorf("list the branches of %s: %w", r.URL, err)
+			}
+			if _, ok := heads[target]; ok {
+				from = target
+			}
+		}
+		repo, head, err := clone(ctx, r, from)
 		if err != nil {
 			return res, err
 		}
@@ -107,37 +130,37 @@ func Write(ctx context.Context, r Remote, c Commit, changes []Change) (Result, e
 		res.Pushes++
 		err = repo.PushContext(ctx, &git.PushOptions{
 			RemoteName: git.DefaultRemoteName,
-			RefSpecs:   []config.RefSpec{config.RefSpec(hash.String() + ":" + branchRef(r).String())},
+			RefSpecs:   []config.RefSpec{config.RefSpec(hash.String() + ":" + plumbing.NewBranchReferenceName(target).String())},
 			Auth:       r.Auth,
 		})
 		if err == nil {
 			res.Hash = hash
 			return res, nil
 		}
-		// Retry only when the branch is no longer where the edits were made: anything else
-		// (refused credentials, an unreachable server, a protected branch) would fail again.
-		now, lsErr := remoteHead(ctx, r)
-		if lsErr != nil || now == head {
+		// Retry only when the target is no longer where the edits were made (or, for a push
+		// branch made from the branch, someone made it meanwhile): anything else (refused
+		// credentials, an unreachable server, a protected branch) would fail again.
+		heads, lsErr := remoteHeads(ctx, r)
+		now, exists := heads[target]
+		if lsErr != nil || (from == target && now == head) || (from != target && !exists) {
 			return res, fmt.Errorf("push: %w", err)
 		}
 	}
 	return res, ErrBranchMoving
 }
 
-func branchRef(r Remote) plumbing.ReferenceName { return plumbing.NewBranchReferenceName(r.Branch) }
-
-// clone fetches the branch's head alone, into memory.
-func clone(ctx context.Context, r Remote) (*git.Repository, plumbing.Hash, error) {
+// clone fetches the head of branch alone, into memory.
+func clone(ctx context.Context, r Remote, branch string) (*git.Repository, plumbing.Hash, error) {
 	repo, err := git.CloneContext(ctx, memory.NewStorage(), memfs.New(), &git.CloneOptions{
 		URL:           r.URL,
 		Auth:          r.Auth,
-		ReferenceName: branchRef(r),
+		ReferenceName: plumbing.NewBranchReferenceName(branch),
 		SingleBranch:  true,
 		Depth:         1,
 		Tags:          git.NoTags,
 	})
 	if err != nil {
-		return nil, plumbing.ZeroHash, fmt.Errorf("clone %s branch %s: %w", r.URL, r.Branch, err)
+		return nil, plumbing.ZeroHash, fmt.Errorf("clone %s branch %s: %w", r.URL, branch, err)
 	}
 	head, err := repo.Head()
 	if err != nil {
@@ -146,19 +169,20 @@ func clone(ctx context.Context, r Remote) (*git.Repository, plumbing.Hash, error
 	return repo, head.Hash(), nil
 }
 
-// remoteHead is where the branch is on the remote now.
-func remoteHead(ctx context.Context, r Remote) (plumbing.Hash, error) {
+// remoteHeads is where each branch is on the remote now, by branch name.
+func remoteHeads(ctx context.Context, r Remote) (map[string]plumbing.Hash, error) {
 	remote := git.NewRemote(memory.NewStorage(), &config.RemoteConfig{Name: git.DefaultRemoteName, URLs: []string{r.URL}})
 	refs, err := remote.ListContext(ctx, &git.ListOptions{Auth: r.Auth})
 	if err != nil {
-		return plumbing.ZeroHash, err
+		return nil, err
 	}
+	heads := map[string]plumbing.Hash{}
 	for _, ref := range refs {
-		if ref.Name() == branchRef(r) {
-			return ref.Hash(), nil
+		if ref.Name().IsBranch() {
+			heads[ref.Name().Short()] = ref.Hash()
 		}
 	}
-	return plumbing.ZeroHash, fmt.Errorf("no branch %s", r.Branch)
+	return heads, nil
 }
 
 // commit makes the changes in the worktree and commits what differs from head.

@@ -260,3 +260,39 @@ func TestASigningKeySaysWhatIsWrongWithoutShowingIt(t *testing.T) {
 		}
 	}
 }
+
+// With a push branch the commits go there, made on it once it exists (each outcome adds to the
+// pull request), on the branch before that; the branch itself is never written.
+func TestAPushBranchCollectsTheCommitsForAPullRequest(t *testing.T) {
+	s := gittest.New(t)
+	url := s.Repo(t, "fleet", map[string]string{"prod/kustomization.yaml": kustomization})
+	bare := s.Bare("fleet")
+	main := gittest.Git(t, bare, "rev-parse", "main")
+	r := remote(s, url)
+	r.PushBranch = "rollgate/outcomes"
+	for _, tc := range []struct{ image, tag, message string }{
+		{"ghcr.io/acme/web", "1.3.0", "web 1.3.0"},
+		{"ghcr.io/acme/api", "2.1.0", "api 2.1.0"},
+	} {
+		if _, err := Write(context.Background(), r, Commit{Name: "rollgate", Email: "r@example.com", When: when, Message: Says(tc.message)},
+			[]Change{{setTag(tc.image, tc.tag)}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := gittest.Git(t, bare, "rev-parse", "main"); got != main {
+		t.Error("main was written")
+	}
+	if got := gittest.Git(t, bare, "log", "--format=%s", "rollgate/outcomes"); got != "api 2.1.0\nweb 1.3.0\ninitial\n" {
+		t.Errorf("history of the push branch:\n%s", got)
+	}
+	want := strings.Replace(strings.Replace(kustomization, "1.2.0", "1.3.0", 1), "2.0.0", "2.1.0", 1)
+	if got := gittest.Git(t, bare, "show", "rollgate/outcomes:prod/kustomization.yaml"); got != want {
+		t.Errorf("the push branch has\n%s\nwant\n%s", got, want)
+	}
+	// What the push branch says already makes no commit.
+	res, err := Write(context.Background(), r, Commit{Name: "rollgate", Email: "r@example.com", When: when, Message: Says("again")},
+		[]Change{{setTag("ghcr.io/acme/web", "1.3.0")}})
+	if err != nil || !res.Hash.IsZero() {
+		t.Errorf("a write of what the push branch says: %+v, %v", res, err)
+	}
+}
