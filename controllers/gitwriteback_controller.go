@@ -3,6 +3,7 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -118,10 +119,19 @@ func (r *GitWriteBackReconciler) Reconcile(ctx context.Context, req ctrl.Request
 }
 
 // remote is the GitWriteBack's branch with the credentials of its Secret, and the secret value to
-// keep out of every message.
+// keep out of every message. Over HTTP(S) the Secret holds `username` and `password` (a token);
+// over SSH `identity` (the private key), `known_hosts` and, for an encrypted key, `password`.
 func (r *GitWriteBackReconciler) remote(ctx context.Context, gwb *v1alpha1.GitWriteBack) (gitwrite.Remote, string, error) {
 	remote := gitwrite.Remote{URL: gwb.Spec.URL, Branch: gwb.Spec.Branch, PushBranch: gwb.Spec.PushBranch}
+	u, err := url.Parse(gwb.Spec.URL)
+	if err != nil {
+		return remote, "", fmt.Errorf("spec.url of GitWriteBack %q: %w", gwb.Name, err)
+	}
+	ssh := u.Scheme == "ssh"
 	if gwb.Spec.SecretRef == nil {
+		if ssh {
+			return remote, "", fmt.Errorf("GitWriteBack %q reaches its repository over SSH and names no Secret with the key and known_hosts", gwb.Name)
+		}
 		return remote, "", nil
 	}
 	var s corev1.Secret
@@ -131,7 +141,18 @@ func (r *GitWriteBackReconciler) remote(ctx context.Context, gwb *v1alpha1.GitWr
 		}
 		return remote, "", err
 	}
-	user, password := string(s.Data["username"]), string(s.Data["password"])
+	password := string(s.Data["password"])
+	if ssh {
+		user := u.User.Username()
+		if user == "" {
+			user = "git"
+		}
+		if remote.Auth, err = gitwrite.SSHAuth(user, s.Data["identity"], s.Data["password"], s.Data["known_hosts"]); err != nil {
+			return remote, password, fmt.Errorf("the SSH credentials in Secret %q (identity, known_hosts) of GitWriteBack %q: %w", s.Name, gwb.Name, err)
+		}
+		return remote, password, nil
+	}
+	user := string(s.Data["username"])
 	if password == "" {
 		return remote, "", fmt.Errorf("the Secret %q of GitWriteBack %q has no password", s.Name, gwb.Name)
 	}

@@ -72,7 +72,7 @@ func TestIntegrationCRDsAreServedWithNamesAndCategory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"rollingupgradeconfigs": "ruc", "applicationversions": "appver"}
+	want := map[string]string{"rollingupgradeconfigs": "ruc", "applicationversions": "appver", "gitwritebacks": "gwb"}
 	for _, r := range list.APIResources {
 		short, ok := want[r.Name]
 		if !ok {
@@ -210,6 +210,50 @@ func TestIntegrationInvalidApplicationVersionsAreRejected(t *testing.T) {
 				"spec":     tc.spec,
 			}}
 			err := k8s.Create(context.Background(), u)
+			if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("want Invalid saying %q, got %v", tc.want, err)
+			}
+		})
+	}
+}
+
+// TestIntegrationGitWriteBackURLsAndPaths: a repository over HTTP(S) without credentials in the URL,
+// or over SSH, with paths inside the repository; defaults for the rest.
+func TestIntegrationGitWriteBackURLsAndPaths(t *testing.T) {
+	ns := namespace(t)
+	for i, tc := range []struct {
+		name string
+		spec map[string]any
+		want string // "" for accepted
+	}{
+		{"https", map[string]any{"url": "https://git.example.com/acme/fleet.git"}, ""},
+		{"ssh", map[string]any{"url": "ssh://git@git.example.com:2222/acme/fleet.git"}, ""},
+		{"ssh without a user", map[string]any{"url": "ssh://git.example.com/acme/fleet.git"}, ""},
+		{"credentials in the URL", map[string]any{"url": "https://rollgate:token@git.example.com/acme/fleet.git"}, "url must be"},
+		{"scp-like", map[string]any{"url": "git@git.example.com:acme/fleet.git"}, "url must be"},
+		{"a password in an ssh URL", map[string]any{"url": "ssh://git:secret@git.example.com/acme/fleet.git"}, "url must be"},
+		{"file", map[string]any{"url": "file:///srv/fleet.git"}, "url must be"},
+		{"record dir outside", map[string]any{"url": "https://git.example.com/fleet.git", "recordDir": "../elsewhere"}, "recordDir must be"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			u := &unstructured.Unstructured{Object: map[string]any{
+				"apiVersion": v1alpha1.GroupVersion.String(), "kind": "GitWriteBack",
+				"metadata": map[string]any{"name": fmt.Sprintf("gwb-%d", i), "namespace": ns},
+				"spec":     tc.spec,
+			}}
+			err := k8s.Create(context.Background(), u)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("rejected: %v", err)
+				}
+				var got v1alpha1.GitWriteBack
+				must(t, k8s.Get(context.Background(), client.ObjectKeyFromObject(u), &got))
+				if s := got.Spec; s.Branch != "main" || s.RecordDir != ".rollgate" || s.RenovatePreset != ".rollgate/renovate.json" ||
+					s.Author.Name != "rollgate" || s.Author.Email != "rollgate@rollgate.dev" {
+					t.Errorf("defaults not applied: %+v", s)
+				}
+				return
+			}
 			if !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("want Invalid saying %q, got %v", tc.want, err)
 			}

@@ -7,11 +7,12 @@ import (
 
 // GitWriteBackSpec is a branch of a Git repository and how rollgate writes to it.
 type GitWriteBackSpec struct {
-	// URL of the repository over HTTP(S), e.g. https://git.example.com/acme/fleet.git. The manager
-	// reaches only the hosts its --git-allow flag allows.
+	// URL of the repository over HTTP(S), e.g. https://git.example.com/acme/fleet.git, or over SSH,
+	// e.g. ssh://git@git.example.com/acme/fleet.git (the scp-like git@host:path is not taken). The
+	// manager reaches only the hosts its --git-allow flag allows.
 	// +required
 	// +kubebuilder:validation:MaxLength=2048
-	// +kubebuilder:validation:XValidation:rule="self.matches('^https?://[^/@]+/.+$')",message="url must be an http(s) URL of a repository, without credentials: put those in the secret"
+	// +kubebuilder:validation:XValidation:rule="self.matches('^https?://[^/@]+/.+$') || self.matches('^ssh://([^/@:]+@)?[^/@]+/.+$')",message="url must be an http(s) URL without credentials (put those in the secret) or an ssh:// URL, of a repository"
 	URL string `json:"url"`
 
 	// Branch the commits are pushed to.
@@ -28,8 +29,10 @@ type GitWriteBackSpec struct {
 	// +optional
 	PushBranch string `json:"pushBranch,omitempty"`
 
-	// SecretRef names a Secret in this namespace with the credentials for HTTP basic auth:
-	// `username` and `password` (for a token, the token as password). Absent: no credentials.
+	// SecretRef names a Secret in this namespace with the credentials. Over HTTP(S), for basic auth:
+	// `username` and `password` (for a token, the token as password); absent: no credentials. Over
+	// SSH (required): `identity`, the private key, `known_hosts`, the lines that list the host's
+	// key, and for an encrypted key its `password`, as Flux keeps them.
 	// +optional
 	SecretRef *meta.LocalObjectReference `json:"secretRef,omitempty"`
 
@@ -40,6 +43,7 @@ type GitWriteBackSpec struct {
 	SigningKey *GitSigningKey `json:"signingKey,omitempty"`
 
 	// Author of the commits.
+	// +kubebuilder:default={}
 	// +optional
 	Author GitAuthor `json:"author,omitempty"`
 

@@ -82,6 +82,7 @@ func newManager(ctx context.Context, cfg *rest.Config, o options) (ctrl.Manager,
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
 	gitwrite.UseTransport(o.GitAllow.Transport())
+	gitwrite.UseResolver(o.GitAllow.Resolve)
 	if err := controllers.Setup(ctx, mgr, controllers.Config{Controllers: o.Controllers, Clock: clock.RealClock{},
 		Tags: o.registry(), Shard: o.Shard, CacheTrim: trim}); err != nil {
 		return nil, fmt.Errorf("setting up the controllers: %w", err)

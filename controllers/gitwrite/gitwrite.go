@@ -106,6 +106,10 @@ var ErrBranchMoving = errors.New("the branch moved before each push")
 // left out (its error is in the result), the others are committed.
 func Write(ctx context.Context, r Remote, c Commit, changes []Change) (Result, error) {
 	var res Result
+	r, err := r.pinned(ctx)
+	if err != nil {
+		return res, err
+	}
 	target := r.target()
 	for res.Pushes < MaxPushes {
 		from := r.Branch

@@ -2,6 +2,9 @@ package gitwrite
 
 import (
 	"context"
+	"crypto/ed25519"
+	"crypto/rand"
+	"encoding/pem"
 	"errors"
 	"fmt"
 	"strings"
@@ -12,6 +15,7 @@ import (
 	git "github.com/go-git/go-git/v5"
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
 	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
+	"golang.org/x/crypto/ssh"
 
 	"github.com/rollgate/rollgate/controllers/gitedit"
 	"github.com/rollgate/rollgate/controllers/gitwrite/gittest"
@@ -155,15 +159,29 @@ func TestRefusedCredentialsAreNotRetriedNorShown(t *testing.T) {
 func TestTheAddressPolicyRefusesAHostBeforeAnyRequest(t *testing.T) {
 	s := gittest.New(t)
 	url := s.Repo(t, "fleet", map[string]string{"prod/kustomization.yaml": kustomization})
-	UseTransport(registry.AddressPolicy{}.RefusedWith(errors.New("not allowed by the test's policy")).Transport())
+	srv := s.ServeSSH(t)
+	sshAuth, err := SSHAuth("git", srv.Identity, nil, []byte(srv.KnownHosts))
+	if err != nil {
+		t.Fatal(err)
+	}
+	policy := registry.AddressPolicy{}.RefusedWith(errors.New("not allowed by the test's policy"))
+	UseTransport(policy.Transport())
+	UseResolver(policy.Resolve)
 	t.Cleanup(func() {
 		client.InstallProtocol("http", githttp.DefaultClient)
 		client.InstallProtocol("https", githttp.DefaultClient)
+		UseResolver(lookup)
 	})
-	_, err := Write(context.Background(), remote(s, url), Commit{Name: "rollgate", Email: "r@example.com", When: when, Message: Says("m")},
-		[]Change{{setTag("ghcr.io/acme/web", "1.3.0")}})
-	if err == nil || !strings.Contains(err.Error(), "not allowed by the test's policy") {
-		t.Fatalf("error %v, want the policy's refusal", err)
+	for name, r := range map[string]Remote{
+		"https":                                 remote(s, url),
+		"ssh":                                   {URL: srv.URL + "/fleet.git", Branch: "main", Auth: sshAuth},
+		"ssh, a name that resolves to loopback": {URL: "ssh://git@localhost:" + srv.HostAddress[len("127.0.0.1:"):] + "/fleet.git", Branch: "main", Auth: sshAuth},
+	} {
+		_, err := Write(context.Background(), r, Commit{Name: "rollgate", Email: "r@example.com", When: when, Message: Says("m")},
+			[]Change{{setTag("ghcr.io/acme/web", "1.3.0")}})
+		if err == nil || !strings.Contains(err.Error(), "not allowed by the test's policy") {
+			t.Errorf("%s: error %v, want the policy's refusal", name, err)
+		}
 	}
 	if n := s.Requests.Load(); n != 0 {
 		t.Errorf("%d requests reached the refused host", n)
@@ -294,5 +312,67 @@ func TestAPushBranchCollectsTheCommitsForAPullRequest(t *testing.T) {
 		[]Change{{setTag("ghcr.io/acme/web", "1.3.0")}})
 	if err != nil || !res.Hash.IsZero() {
 		t.Errorf("a write of what the push branch says: %+v, %v", res, err)
+	}
+}
+
+// Over SSH, with a key and known_hosts: the real git-receive-pack gets the commit; a host whose key
+// known_hosts does not list is refused before anything is sent.
+func TestSSHWithAKeyAndKnownHosts(t *testing.T) {
+	s := gittest.New(t)
+	s.Repo(t, "fleet", map[string]string{"prod/kustomization.yaml": kustomization})
+	srv := s.ServeSSH(t)
+	auth, err := SSHAuth("git", srv.Identity, nil, []byte(srv.KnownHosts+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := Remote{URL: srv.URL + "/fleet.git", Branch: "main", Auth: auth}
+	res, err := Write(context.Background(), r, Commit{Name: "rollgate", Email: "r@example.com", When: when, Message: Says("over ssh")},
+		[]Change{{setTag("ghcr.io/acme/web", "1.3.0")}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := gittest.Git(t, s.Bare("fleet"), "log", "-1", "--format=%H %s", "main"); got != res.Hash.String()+" over ssh\n" || s.Pushes.Load() != 1 {
+		t.Errorf("head %q, %d pushes", got, s.Pushes.Load())
+	}
+
+	other := s.ServeSSH(t) // another host key
+	wrong, err := SSHAuth("git", srv.Identity, nil, []byte(strings.Replace(other.KnownHosts, other.HostAddress[len("127.0.0.1:"):], srv.HostAddress[len("127.0.0.1:"):], 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	requests := s.Requests.Load()
+	_, err = Write(context.Background(), Remote{URL: r.URL, Branch: "main", Auth: wrong}, Commit{Name: "rollgate", Email: "r@example.com", When: when, Message: Says("m")},
+		[]Change{{setTag("ghcr.io/acme/web", "1.4.0")}})
+	if err == nil || !strings.Contains(err.Error(), "key") || s.Requests.Load() != requests {
+		t.Errorf("a host key known_hosts does not list: %v, %d requests served", err, s.Requests.Load()-requests)
+	}
+}
+
+func TestSSHCredentialsSayWhatIsWrongWithoutShowingThem(t *testing.T) {
+	srv := gittest.New(t).ServeSSH(t)
+	_, priv, _ := ed25519.GenerateKey(rand.Reader)
+	block, err := ssh.MarshalPrivateKeyWithPassphrase(priv, "", []byte("hunter2"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	encrypted := pem.EncodeToMemory(block)
+	if _, err := SSHAuth("git", encrypted, []byte("hunter2"), []byte(srv.KnownHosts)); err != nil {
+		t.Errorf("an encrypted key with its passphrase: %v", err)
+	}
+	for _, tc := range []struct {
+		name                        string
+		identity, passphrase, hosts []byte
+		err                         string
+	}{
+		{"not a key", []byte("hunter2"), nil, []byte(srv.KnownHosts), "not a private key"},
+		{"no known_hosts", srv.Identity, nil, nil, "no known_hosts"},
+		{"known_hosts that is not", srv.Identity, nil, []byte("[127.0.0.1]:1 ssh-ed25519 hunter2\n"), "known_hosts"},
+		{"an encrypted key, no passphrase", encrypted, nil, []byte(srv.KnownHosts), "no passphrase is given"},
+		{"an encrypted key, a wrong passphrase", encrypted, []byte("hunter3"), []byte(srv.KnownHosts), "does not decrypt"},
+	} {
+		_, err := SSHAuth("git", tc.identity, tc.passphrase, tc.hosts)
+		if err == nil || !strings.Contains(err.Error(), tc.err) || strings.Contains(err.Error(), "hunter2") || strings.Contains(err.Error(), "PRIVATE KEY") {
+			t.Errorf("%s: error %v, want one saying %q and no secret", tc.name, err, tc.err)
+		}
 	}
 }

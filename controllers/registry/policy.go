@@ -105,6 +105,20 @@ func (p AddressPolicy) Refuses(addr netip.Addr) bool {
 		slices.Contains(metadataAddresses, addr)
 }
 
+// Resolve is the address to connect to host at, for a client whose dialler the policy cannot guard
+// (go-git's SSH): every address host resolves to must be allowed, or host named in the allow list.
+// The client then dials the address, so the name cannot resolve elsewhere in between.
+func (p AddressPolicy) Resolve(ctx context.Context, host string) (netip.Addr, error) {
+	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err != nil {
+		return netip.Addr{}, err
+	}
+	if !p.hosts[strings.ToLower(host)] && slices.ContainsFunc(addrs, p.Refuses) {
+		return netip.Addr{}, p.refusal()
+	}
+	return addrs[0].Unmap(), nil
+}
+
 // Errors of the policy; classify turns them into a listing's reason.
 var (
 	errAddressRefused  = errors.New("the registry's address is not allowed by the manager (--registry-allow)")
