@@ -278,3 +278,38 @@ func TestCommitsAreSignedWithTheKeyOfTheSecret(t *testing.T) {
 		t.Errorf("the commit's signature does not verify: %v (signature %q)", err, commit.PGPSignature)
 	}
 }
+
+// Over SSH the Secret holds the key and known_hosts; without known_hosts nothing is written.
+func TestAGitWriteBackOverSSH(t *testing.T) {
+	f := newWriteBackFixture(t, map[string]string{"prod/kustomization.yaml": "images:\n- name: ghcr.io/acme/web\n  newTag: 1.2.0\n"},
+		v1alpha1.RollingUpgradeConfigStatus{ObservedGeneration: 1, CurrentVersion: "1.3.0"})
+	srv := f.git.ServeSSH(t)
+	var gwb v1alpha1.GitWriteBack
+	if err := f.c.Get(f.ctx, types.NamespacedName{Namespace: "shop", Name: "fleet"}, &gwb); err != nil {
+		t.Fatal(err)
+	}
+	gwb.Spec.URL = srv.URL + "/fleet.git"
+	if err := f.c.Update(f.ctx, &gwb); err != nil {
+		t.Fatal(err)
+	}
+	f.secret.Data = map[string][]byte{"identity": srv.Identity}
+	if err := f.c.Update(f.ctx, f.secret); err != nil {
+		t.Fatal(err)
+	}
+	f.reconcile()
+	cond := apimeta.FindStatusCondition(f.config().Status.Conditions, v1alpha1.ConditionGitWriteBack)
+	if cond == nil || cond.Status != metav1.ConditionFalse || !strings.Contains(cond.Message, "no known_hosts") || f.git.Requests.Load() != 0 {
+		t.Fatalf("without known_hosts: condition %+v, %d requests", cond, f.git.Requests.Load())
+	}
+
+	f.secret.Data["known_hosts"] = []byte(srv.KnownHosts + "\n")
+	if err := f.c.Update(f.ctx, f.secret); err != nil {
+		t.Fatal(err)
+	}
+	if got := f.reconcileUntilWritten(); !apimeta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.ConditionGitWriteBack) {
+		t.Fatalf("not written over SSH: %+v", got.Status.Conditions)
+	}
+	if k := f.show("prod/kustomization.yaml"); k != "images:\n- name: ghcr.io/acme/web\n  newTag: 1.3.0\n" || f.git.Pushes.Load() != 1 {
+		t.Errorf("kustomization after the write over SSH (%d pushes):\n%s", f.git.Pushes.Load(), k)
+	}
+}
