@@ -82,6 +82,12 @@ func (r *GitWriteBackReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		return ctrl.Result{}, err
 	}
 	want := writeback.Desire(&ruc, &gwb)
+	if st := ruc.Status.GitWriteBack; st != nil && st.Repository != want.Repository {
+		// Another repository or branch: what the status says was written is not there, and the
+		// record there may list versions that failed. Start over as a config that never wrote
+		// (the engine holds its rollouts meanwhile); the status change brings it back here.
+		return ctrl.Result{}, r.forgetWritten(ctx, &ruc)
+	}
 	if st := ruc.Status.GitWriteBack; st != nil && st.Written == want.Digest &&
 		apimeta.IsStatusConditionTrue(ruc.Status.Conditions, v1alpha1.ConditionGitWriteBack) {
 		return ctrl.Result{}, nil
@@ -101,10 +107,12 @@ func (r *GitWriteBackReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if err != nil { // the GitWriteBack's next change wakes the config
 		return ctrl.Result{}, r.record(ctx, &ruc, nil, nil, fmt.Errorf("spec.messageTemplate of GitWriteBack %q: %w", gwb.Name, err))
 	}
-	remote, secret, err := r.remote(ctx, &gwb)
+	remote, secrets, err := r.remote(ctx, &gwb)
 	author := gitwrite.Commit{Name: gwb.Spec.Author.Name, Email: gwb.Spec.Author.Email}
 	if err == nil {
-		author.SignKey, err = r.signingKey(ctx, &gwb)
+		var signing []string
+		author.SignKey, signing, err = r.signingKey(ctx, &gwb)
+		secrets = append(secrets, signing...)
 	}
 	if err != nil {
 		return ctrl.Result{RequeueAfter: retryFileErrors}, r.record(ctx, &ruc, nil, nil, err)
@@ -113,74 +121,84 @@ func (r *GitWriteBackReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		Config: req.NamespacedName, Desired: want,
 		Repository: types.NamespacedName{Namespace: gwb.Namespace, Name: gwb.Name},
 		Remote:     remote, Author: author,
-		Outcome: writeback.OutcomeOf(&ruc), Template: tmpl, Secret: secret,
+		Outcome: writeback.OutcomeOf(&ruc), Template: tmpl, Secrets: secrets,
 	})
 	return ctrl.Result{RequeueAfter: awaitWrite}, nil
 }
 
-// remote is the GitWriteBack's branch with the credentials of its Secret, and the secret value to
-// keep out of every message. Over HTTP(S) the Secret holds `username` and `password` (a token);
+// remote is the GitWriteBack's branch with the credentials of its Secret, and the Secret's values,
+// to keep out of every message. Over HTTP(S) the Secret holds `username` and `password` (a token);
 // over SSH `identity` (the private key), `known_hosts` and, for an encrypted key, `password`.
-func (r *GitWriteBackReconciler) remote(ctx context.Context, gwb *v1alpha1.GitWriteBack) (gitwrite.Remote, string, error) {
+func (r *GitWriteBackReconciler) remote(ctx context.Context, gwb *v1alpha1.GitWriteBack) (gitwrite.Remote, []string, error) {
 	remote := gitwrite.Remote{URL: gwb.Spec.URL, Branch: gwb.Spec.Branch, PushBranch: gwb.Spec.PushBranch}
 	u, err := url.Parse(gwb.Spec.URL)
 	if err != nil {
-		return remote, "", fmt.Errorf("spec.url of GitWriteBack %q: %w", gwb.Name, err)
+		return remote, nil, fmt.Errorf("spec.url of GitWriteBack %q: %w", gwb.Name, err)
 	}
 	ssh := u.Scheme == "ssh"
 	if gwb.Spec.SecretRef == nil {
 		if ssh {
-			return remote, "", fmt.Errorf("GitWriteBack %q reaches its repository over SSH and names no Secret with the key and known_hosts", gwb.Name)
+			return remote, nil, fmt.Errorf("GitWriteBack %q reaches its repository over SSH and names no Secret with the key and known_hosts", gwb.Name)
 		}
-		return remote, "", nil
+		return remote, nil, nil
 	}
 	var s corev1.Secret
 	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: gwb.Namespace, Name: gwb.Spec.SecretRef.Name}, &s); err != nil {
 		if apierrors.IsNotFound(err) {
-			return remote, "", fmt.Errorf("the credentials' Secret %q of GitWriteBack %q is not found", gwb.Spec.SecretRef.Name, gwb.Name)
+			return remote, nil, fmt.Errorf("the credentials' Secret %q of GitWriteBack %q is not found", gwb.Spec.SecretRef.Name, gwb.Name)
 		}
-		return remote, "", err
+		return remote, nil, err
 	}
-	password := string(s.Data["password"])
+	password, values := string(s.Data["password"]), secretValues(&s)
 	if ssh {
 		user := u.User.Username()
 		if user == "" {
 			user = "git"
 		}
 		if remote.Auth, err = gitwrite.SSHAuth(user, s.Data["identity"], s.Data["password"], s.Data["known_hosts"]); err != nil {
-			return remote, password, fmt.Errorf("the SSH credentials in Secret %q (identity, known_hosts) of GitWriteBack %q: %w", s.Name, gwb.Name, err)
+			return remote, values, fmt.Errorf("the SSH credentials in Secret %q (identity, known_hosts) of GitWriteBack %q: %w", s.Name, gwb.Name, err)
 		}
-		return remote, password, nil
+		return remote, values, nil
 	}
 	user := string(s.Data["username"])
 	if password == "" {
-		return remote, "", fmt.Errorf("the Secret %q of GitWriteBack %q has no password", s.Name, gwb.Name)
+		return remote, nil, fmt.Errorf("the Secret %q of GitWriteBack %q has no password", s.Name, gwb.Name)
 	}
 	if user == "" {
 		user = "git" // a token alone: most hosts take any user name with it
 	}
 	remote.Auth = &githttp.BasicAuth{Username: user, Password: password}
-	return remote, password, nil
+	return remote, values, nil
 }
 
-// signingKey is the GitWriteBack's OpenPGP key, decrypted; nil when commits are not signed.
-func (r *GitWriteBackReconciler) signingKey(ctx context.Context, gwb *v1alpha1.GitWriteBack) (*openpgp.Entity, error) {
+// signingKey is the GitWriteBack's OpenPGP key, decrypted, and its Secret's values; nil when commits
+// are not signed.
+func (r *GitWriteBackReconciler) signingKey(ctx context.Context, gwb *v1alpha1.GitWriteBack) (*openpgp.Entity, []string, error) {
 	if gwb.Spec.SigningKey == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	name := gwb.Spec.SigningKey.SecretRef.Name
 	var s corev1.Secret
 	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: gwb.Namespace, Name: name}, &s); err != nil {
 		if apierrors.IsNotFound(err) {
-			return nil, fmt.Errorf("the signing key's Secret %q of GitWriteBack %q is not found", name, gwb.Name)
+			return nil, nil, fmt.Errorf("the signing key's Secret %q of GitWriteBack %q is not found", name, gwb.Name)
 		}
-		return nil, err
+		return nil, nil, err
 	}
 	key, err := gitwrite.ReadSigningKey(s.Data["git.asc"], s.Data["passphrase"])
 	if err != nil {
-		return nil, fmt.Errorf("the signing key in Secret %q (git.asc) of GitWriteBack %q: %w", name, gwb.Name, err)
+		return nil, nil, fmt.Errorf("the signing key in Secret %q (git.asc) of GitWriteBack %q: %w", name, gwb.Name, err)
 	}
-	return key, nil
+	return key, secretValues(&s), nil
+}
+
+// secretValues are the values of a Secret, each kept out of every message.
+func secretValues(s *corev1.Secret) []string {
+	values := make([]string, 0, len(s.Data))
+	for _, v := range s.Data {
+		values = append(values, string(v))
+	}
+	return values
 }
 
 // record writes the queue's answer on the config: what was written, the failed versions adopted from
@@ -192,7 +210,7 @@ func (r *GitWriteBackReconciler) record(ctx context.Context, ruc *v1alpha1.Rolli
 	cond := metav1.Condition{Type: v1alpha1.ConditionGitWriteBack, ObservedGeneration: ruc.Generation}
 	if failure != nil {
 		cond.Status, cond.Reason = metav1.ConditionFalse, v1alpha1.EventGitWriteBackFailed
-		cond.Message = "writing to Git failed, retried with backoff: " + failure.Error()
+		cond.Message = "writing to Git failed: " + failure.Error()
 	} else {
 		st := ruc.Status.GitWriteBack
 		if st == nil {
@@ -205,7 +223,8 @@ func (r *GitWriteBackReconciler) record(ctx context.Context, ruc *v1alpha1.Rolli
 		ruc.Status.GitWriteBack = st
 		// Git now says the status with the adopted versions: that is what was written.
 		bookkeeping.AdoptFailed(&ruc.Status, res.Adopted)
-		st.Written = writeback.Desire(ruc, gwb).Digest
+		written := writeback.Desire(ruc, gwb)
+		st.Written, st.Repository = written.Digest, written.Repository
 		cond.Status, cond.Reason = metav1.ConditionTrue, v1alpha1.ReasonWritten
 		cond.Message = "Git says what the status says"
 		if st.Commit != "" {
@@ -218,14 +237,26 @@ func (r *GitWriteBackReconciler) record(ctx context.Context, ruc *v1alpha1.Rolli
 	if equality.Semantic.DeepEqual(orig.Status, ruc.Status) {
 		return nil
 	}
-	patch := client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{})
-	if err := r.Client.Status().Patch(ctx, ruc, patch, client.FieldOwner(v1alpha1.FieldManager)); err != nil {
+	if err := r.patchStatus(ctx, orig, ruc); err != nil {
 		return err
 	}
 	if failure != nil && !wasFailing {
 		r.Recorder.Eventf(ruc, nil, corev1.EventTypeWarning, v1alpha1.EventGitWriteBackFailed, "WriteBack", "%s", cond.Message)
 	}
 	return nil
+}
+
+// forgetWritten takes off the status what was written, keeping the condition.
+func (r *GitWriteBackReconciler) forgetWritten(ctx context.Context, ruc *v1alpha1.RollingUpgradeConfig) error {
+	orig := ruc.DeepCopy()
+	ruc.Status.GitWriteBack = nil
+	return r.patchStatus(ctx, orig, ruc)
+}
+
+// patchStatus writes ruc's status as changed from orig, failing if another wrote it in between.
+func (r *GitWriteBackReconciler) patchStatus(ctx context.Context, orig, ruc *v1alpha1.RollingUpgradeConfig) error {
+	return r.Client.Status().Patch(ctx, ruc, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}),
+		client.FieldOwner(v1alpha1.FieldManager))
 }
 
 // forget takes the write-back's condition and status off a config that no longer writes back.
@@ -236,8 +267,7 @@ func (r *GitWriteBackReconciler) forget(ctx context.Context, ruc *v1alpha1.Rolli
 	orig := ruc.DeepCopy()
 	ruc.Status.GitWriteBack = nil
 	apimeta.RemoveStatusCondition(&ruc.Status.Conditions, v1alpha1.ConditionGitWriteBack)
-	return r.Client.Status().Patch(ctx, ruc, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}),
-		client.FieldOwner(v1alpha1.FieldManager))
+	return r.patchStatus(ctx, orig, ruc)
 }
 
 // SetupWithManager watches the configs that write back (status changes included: the outcomes are

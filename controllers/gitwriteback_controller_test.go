@@ -313,3 +313,33 @@ func TestAGitWriteBackOverSSH(t *testing.T) {
 		t.Errorf("kustomization after the write over SSH (%d pushes):\n%s", f.git.Pushes.Load(), k)
 	}
 }
+
+// A GitWriteBack pointed at another repository: the config writes there as one that never wrote,
+// reading its record there first, and learns the versions that failed according to it.
+func TestAnotherRepositoryIsReadBeforeItIsWritten(t *testing.T) {
+	f := newWriteBackFixture(t, map[string]string{"prod/kustomization.yaml": "images:\n- name: ghcr.io/acme/web\n  newTag: 1.2.0\n"},
+		v1alpha1.RollingUpgradeConfigStatus{ObservedGeneration: 1, CurrentVersion: "1.3.0"})
+	first := f.reconcileUntilWritten()
+	if first.Status.GitWriteBack == nil || !strings.HasSuffix(first.Status.GitWriteBack.Repository, "/fleet.git#main") {
+		t.Fatalf("after the first write: %+v", first.Status.GitWriteBack)
+	}
+	url := f.git.Repo(t, "elsewhere", map[string]string{"prod/kustomization.yaml": "images:\n- name: ghcr.io/acme/web\n  newTag: 1.3.0\n",
+		".rollgate/shop/web.yaml": "config: shop/web\nimage: ghcr.io/acme/web\ncurrentVersion: 1.3.0\nfailedVersions:\n- 1.9.0\n"})
+	var gwb v1alpha1.GitWriteBack
+	if err := f.c.Get(f.ctx, types.NamespacedName{Namespace: "shop", Name: "fleet"}, &gwb); err != nil {
+		t.Fatal(err)
+	}
+	gwb.Spec.URL = url
+	if err := f.c.Update(f.ctx, &gwb); err != nil {
+		t.Fatal(err)
+	}
+	f.reconcile()
+	if st := f.config().Status.GitWriteBack; st != nil {
+		t.Fatalf("the status still says %+v was written", st)
+	}
+	got := f.reconcileUntilWritten()
+	if st := got.Status.GitWriteBack; st == nil || !strings.HasSuffix(st.Repository, "/elsewhere.git#main") ||
+		strings.Join(got.Status.FailedVersions, ",") != "1.9.0" {
+		t.Errorf("after the move: %+v, failed %v", st, got.Status.FailedVersions)
+	}
+}

@@ -155,6 +155,12 @@ type GitWriteBackStatus struct {
 	// +optional
 	Written string `json:"written,omitempty"`
 
+	// Repository is the repository and branch written (URL#branch, ->pushBranch when there is one).
+	// Another one, e.g. the GitWriteBack's URL changed, is written as a config that never wrote:
+	// its record there is read first, and no rollout starts before.
+	// +optional
+	Repository string `json:"repository,omitempty"`
+
 	// Commit is the last commit that changed something for this config.
 	// +optional
 	Commit string `json:"commit,omitempty"`

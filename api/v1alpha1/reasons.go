@@ -19,7 +19,7 @@ const (
 	EventUpdateAbandoned             = "UpdateAbandoned"             // a person ended a health check before its verdict
 	EventRollbackStuck               = "RollbackStuck"               // a rollback is not healthy after the health timeout
 	EventReconcilePanic              = "ReconcilePanic"              // the manager failed on this config; it retries, others go on
-	EventGitWriteBackFailed          = "GitWriteBackFailed"          // an outcome could not be written to Git; retried with backoff
+	EventGitWriteBackFailed          = "GitWriteBackFailed"          // an outcome could not be written to Git; tried again (docs/operations.md)
 )
 
 // Condition reasons of RollingUpgradeConfig (besides the event reasons, which double as reasons of

@@ -192,9 +192,10 @@ type RollingUpgradeConfigSpec struct {
 
 	// GitWriteBack writes the outcome of each health verdict into Git: the version that passed
 	// into the workload's file, and this config's record (that version and the failed ones), from
-	// which the Renovate preset of failed versions is made. The rollout itself is unchanged: the
-	// image is rendered into the workload as without it, so the GitOps tool keeps its ignore rule
-	// for the image field.
+	// which the Renovate preset of failed versions is made. No rollout starts before the config's
+	// record in Git was read once (status.gitWriteBack set: the versions that failed in an earlier
+	// life of the config count); after that rollouts never wait for Git. The image is rendered into
+	// the workload as without it, so the GitOps tool keeps its ignore rule for the image field.
 	// +optional
 	GitWriteBack *GitWriteBackReference `json:"gitWriteBack,omitempty"`
 }

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"net/url"
 	"os"
+	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/transport"
 	gitssh "github.com/go-git/go-git/v5/plumbing/transport/ssh"
@@ -87,8 +88,15 @@ func (a *sshAuth) ClientConfig() (*ssh.ClientConfig, error) {
 	check := a.db.HostKeyCallback()
 	a.HostKeyCallback = func(_ string, remote net.Addr, key ssh.PublicKey) error { return check(a.hostWithPort, remote, key) }
 	a.HostKeyAlgorithms = a.db.HostKeyAlgorithms(a.hostWithPort)
-	return a.PublicKeys.ClientConfig()
+	cfg, err := a.PublicKeys.ClientConfig()
+	if err == nil {
+		cfg.Timeout = sshHandshakeTimeout // go-git's dial takes no context
+	}
+	return cfg, err
 }
+
+// sshHandshakeTimeout bounds the connection and the SSH handshake.
+const sshHandshakeTimeout = 30 * time.Second
 
 // pinned is r with an ssh:// URL's host resolved once, within the address policy, and dialled at
 // that address; other remotes are r.

@@ -28,7 +28,9 @@ type Desired struct {
 	// RecordPath is the record's file; PresetPath the Renovate preset ("" for none), made from
 	// every record in RecordDir.
 	RecordPath, RecordDir, PresetPath string
-	// Digest identifies all of the above: the same digest, the same files.
+	// Repository names the repository and branch written (with the push branch, if any).
+	Repository string
+	// Digest identifies all of the above: the same digest, the same files in the same branch.
 	Digest string
 	// Adopt: the config has never written its record (status.gitWriteBack is empty), so a record
 	// already in Git is another life's of the same config (the cluster rebuilt, the config applied
@@ -51,14 +53,24 @@ func Desire(ruc *v1alpha1.RollingUpgradeConfig, gwb *v1alpha1.GitWriteBack) Desi
 		RecordDir:  gwb.Spec.RecordDir,
 		RecordPath: path.Join(gwb.Spec.RecordDir, ruc.Namespace, ruc.Name+".yaml"),
 		PresetPath: gwb.Spec.RenovatePreset,
+		Repository: RepositoryOf(gwb),
 	}
 	h := sha256.New()
-	for _, s := range append([]string{d.Path, fmt.Sprint(d.Kustomization), d.Marker, d.RecordPath, d.PresetPath},
+	for _, s := range append([]string{d.Repository, d.Path, fmt.Sprint(d.Kustomization), d.Marker, d.RecordPath, d.PresetPath},
 		string(d.Record.Marshal())) {
 		fmt.Fprintf(h, "%d:%s\n", len(s), s)
 	}
 	d.Digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
 	return d
+}
+
+// RepositoryOf names the branch a GitWriteBack writes: URL#branch, and ->pushBranch when it has one.
+func RepositoryOf(gwb *v1alpha1.GitWriteBack) string {
+	r := gwb.Spec.URL + "#" + gwb.Spec.Branch
+	if gwb.Spec.PushBranch != "" {
+		r += "->" + gwb.Spec.PushBranch
+	}
+	return r
 }
 
 // IsKustomization: the file is one kustomize reads as a kustomization.
@@ -94,16 +106,23 @@ func (d Desired) Edits(adopted *[]string) gitwrite.Change {
 		r := d.Record
 		*adopted = nil
 		if d.Adopt && old != nil {
-			if before, err := gitedit.ParseRecord(old); err == nil && before.Image == r.Image {
-				for _, v := range before.FailedVersions {
-					if !slices.Contains(r.FailedVersions, v) {
-						*adopted = append(*adopted, v)
-					}
+			// A record of an earlier life that cannot be read is never overwritten: its failed
+			// versions would be lost, and tried again.
+			before, err := gitedit.ParseRecord(old)
+			if err != nil {
+				return nil, fmt.Errorf("the record there does not read (%w): mend or delete it; rollgate does not overwrite the failed versions it may list", err)
+			}
+			if before.Image != r.Image {
+				return nil, fmt.Errorf("the record there is of image %s, not %s: delete it, or give this config another recordDir", before.Image, r.Image)
+			}
+			for _, v := range before.FailedVersions {
+				if !slices.Contains(r.FailedVersions, v) {
+					*adopted = append(*adopted, v)
 				}
-				r.FailedVersions = append(slices.Clone(r.FailedVersions), *adopted...)
-				if r.CurrentVersion == "" { // the workload is not recorded yet: the record's stays
-					r.CurrentVersion = before.CurrentVersion
-				}
+			}
+			r.FailedVersions = append(slices.Clone(r.FailedVersions), *adopted...)
+			if r.CurrentVersion == "" { // the workload is not recorded yet: the record's stays
+				r.CurrentVersion = before.CurrentVersion
 			}
 		}
 		return r.Marshal(), nil

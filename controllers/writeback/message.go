@@ -1,9 +1,11 @@
 package writeback
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"text/template"
+	"text/template/parse"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
 )
@@ -78,8 +80,13 @@ rollgate: outcomes of {{ len .Outcomes }} configs
 
 var defaultMessage = template.Must(template.New("message").Parse(DefaultMessageTemplate))
 
+// maxMessage bounds a commit message: a template's output past it fails the template.
+const maxMessage = 16 << 10
+
 // ParseMessageTemplate parses a GitWriteBack's message template ("" is the default) and tries it on
 // examples, so a template that names a field that does not exist is refused here, not at a commit.
+// A tenant writes it and the manager runs it: it may range over the data's lists alone (not over a
+// number, which would loop as long as it says), and its output is bounded.
 func ParseMessageTemplate(text string) (*template.Template, error) {
 	if text == "" {
 		return defaultMessage, nil
@@ -88,15 +95,63 @@ func ParseMessageTemplate(text string) (*template.Template, error) {
 	if err != nil {
 		return nil, err
 	}
+	for _, tt := range t.Templates() {
+		if err := rangesOverFields(tt.Root); err != nil {
+			return nil, err
+		}
+	}
 	example := Outcome{Namespace: "shop", Name: "web", Image: "ghcr.io/acme/web", Version: "1.2.0",
 		Result: string(v1alpha1.ResultRolledBack), Tried: "1.3.0", FailedVersions: []string{"1.3.0"}}
 	for _, data := range []MessageData{{}, {Outcomes: []Outcome{example}}, {Outcomes: []Outcome{example, example}}} {
-		var b strings.Builder
-		if err := t.Execute(&b, data); err != nil {
+		if _, err := execute(t, data); err != nil {
 			return nil, err
 		}
 	}
 	return t, nil
+}
+
+// rangesOverFields refuses a range over anything but a field of the data (.Outcomes,
+// .FailedVersions).
+func rangesOverFields(n parse.Node) error {
+	switch n := n.(type) {
+	case *parse.ListNode:
+		if n == nil {
+			return nil
+		}
+		for _, c := range n.Nodes {
+			if err := rangesOverFields(c); err != nil {
+				return err
+			}
+		}
+	case *parse.RangeNode:
+		if cmds := n.Pipe.Cmds; len(cmds) != 1 || len(cmds[0].Args) != 1 {
+			return fmt.Errorf("range %s: range over a list of the data alone, such as .Outcomes", n.Pipe)
+		} else if _, ok := cmds[0].Args[0].(*parse.FieldNode); !ok {
+			return fmt.Errorf("range %s: range over a list of the data alone, such as .Outcomes", n.Pipe)
+		}
+		return errors.Join(rangesOverFields(n.List), rangesOverFields(n.ElseList))
+	case *parse.IfNode:
+		return errors.Join(rangesOverFields(n.List), rangesOverFields(n.ElseList))
+	case *parse.WithNode:
+		return errors.Join(rangesOverFields(n.List), rangesOverFields(n.ElseList))
+	}
+	return nil
+}
+
+// execute runs t on data, failing once the output passes maxMessage.
+func execute(t *template.Template, data MessageData) (string, error) {
+	w := &boundedWriter{}
+	err := t.Execute(w, data)
+	return w.b.String(), err
+}
+
+type boundedWriter struct{ b strings.Builder }
+
+func (w *boundedWriter) Write(p []byte) (int, error) {
+	if w.b.Len()+len(p) > maxMessage {
+		return 0, fmt.Errorf("the message is longer than %d bytes", maxMessage)
+	}
+	return w.b.Write(p)
 }
 
 // message is the commit message of a batch for the requests whose change changed a file (changed
@@ -108,12 +163,13 @@ func message(t *template.Template, batch []Request, changed []bool) string {
 			data.Outcomes = append(data.Outcomes, r.Outcome)
 		}
 	}
-	var b strings.Builder
-	if t == nil || t.Execute(&b, data) != nil || strings.TrimSpace(b.String()) == "" {
-		b.Reset()
-		_ = defaultMessage.Execute(&b, data) // tried on every shape of data by its tests
+	msg, err := "", errors.New("no template")
+	if t != nil {
+		msg, err = execute(t, data)
 	}
-	msg := b.String()
+	if err != nil || strings.TrimSpace(msg) == "" {
+		msg, _ = execute(defaultMessage, data) // tried on every shape of data by its tests
+	}
 	if !strings.HasSuffix(msg, "\n") {
 		msg += "\n"
 	}

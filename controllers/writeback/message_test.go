@@ -84,6 +84,10 @@ func TestAMessageTemplateIsTriedBeforeUse(t *testing.T) {
 		{"{{ range .Outcomes }}", "unexpected EOF"},
 		{"{{ range .Outcomes }}{{ .Nope }}{{ end }}", "can't evaluate field Nope"},
 		{"{{ (index .Outcomes 0).Version }}", "index out of range"}, // a commit of the preset alone has none
+		{"{{ range 1000000000 }}{{ end }}", "range over a list of the data alone"},
+		{"{{ $n := 1000000000 }}{{ if true }}{{ range $n }}x{{ end }}{{ end }}", "range over a list of the data alone"},
+		{`{{ define "x" }}{{ range 5 }}{{ end }}{{ end }}{{ template "x" }}`, "range over a list of the data alone"},
+		{`{{ range .Outcomes }}{{ printf "%99999d" 1 }}{{ end }}`, "longer than"},
 	} {
 		if _, err := ParseMessageTemplate(tc.tmpl); err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%q: error %v, want one saying %q", tc.tmpl, err, tc.err)

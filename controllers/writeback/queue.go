@@ -28,8 +28,8 @@ type Request struct {
 	// GitWriteBack's message template, parsed by ParseMessageTemplate).
 	Outcome  Outcome
 	Template *template.Template
-	// Secret is the credentials' secret value, taken out of every error the result holds.
-	Secret string
+	// Secrets are the credentials' values, taken out of every error a result holds.
+	Secrets []string
 }
 
 // Result is how the last write of a config's request went.
@@ -64,7 +64,20 @@ type Queue struct {
 	ctx     context.Context // the manager's, once started
 	repos   map[repoKey]*repoQueue
 	results map[types.NamespacedName]Result
+	// live is the writer of each config's last request; a config forgotten, or moved to another
+	// repository, is neither written again by the old writer nor given its results.
+	live map[types.NamespacedName]repoKey
+	// writing bounds the writes under way at once, each a clone in memory, over all repositories.
+	writing chan struct{}
 }
+
+const (
+	// maxWrites is how many repositories are written at once.
+	maxWrites = 4
+	// writeTimeout ends a write whose server stops answering (go-git's SSH dial has no deadline
+	// of its own), so that its repository's writer goes on.
+	writeTimeout = 5 * time.Minute
+)
 
 // A writer per GitWriteBack and branch: credentials are a namespace's own, so two namespaces that
 // write to one repository never share a commit.
@@ -93,14 +106,20 @@ func (q *Queue) Submit(r Request) {
 	defer q.mu.Unlock()
 	if q.repos == nil {
 		q.repos = map[repoKey]*repoQueue{}
+		q.live = map[types.NamespacedName]repoKey{}
+		q.writing = make(chan struct{}, maxWrites)
 	}
 	key := repoKey{r.Repository, r.Remote.URL, r.Remote.Branch}
+	if old, ok := q.live[r.Config]; ok && old != key {
+		delete(q.repos[old].pending, r.Config)
+	}
+	q.live[r.Config] = key
 	rq := q.repos[key]
 	if rq == nil {
 		rq = &repoQueue{pending: map[types.NamespacedName]Request{}, signal: make(chan struct{}, 1)}
 		q.repos[key] = rq
 		if q.ctx != nil {
-			go q.run(q.ctx, rq)
+			go q.run(q.ctx, key, rq)
 		}
 	}
 	rq.pending[r.Config] = r
@@ -123,8 +142,9 @@ func (q *Queue) Forget(config types.NamespacedName) {
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	delete(q.results, config)
-	for _, rq := range q.repos {
-		delete(rq.pending, config)
+	if key, ok := q.live[config]; ok {
+		delete(q.repos[key].pending, config)
+		delete(q.live, config)
 	}
 }
 
@@ -132,15 +152,15 @@ func (q *Queue) Forget(config types.NamespacedName) {
 func (q *Queue) Start(ctx context.Context) error {
 	q.mu.Lock()
 	q.ctx = ctx
-	for _, rq := range q.repos {
-		go q.run(ctx, rq)
+	for key, rq := range q.repos {
+		go q.run(ctx, key, rq)
 	}
 	q.mu.Unlock()
 	<-ctx.Done()
 	return nil
 }
 
-func (q *Queue) run(ctx context.Context, rq *repoQueue) {
+func (q *Queue) run(ctx context.Context, key repoKey, rq *repoQueue) {
 	for {
 		select {
 		case <-ctx.Done():
@@ -164,13 +184,13 @@ func (q *Queue) run(ctx context.Context, rq *repoQueue) {
 		clear(rq.pending)
 		q.mu.Unlock()
 		if len(batch) > 0 {
-			q.write(ctx, rq, batch)
+			q.write(ctx, key, rq, batch)
 		}
 	}
 }
 
 // write commits a batch and records each config's result.
-func (q *Queue) write(ctx context.Context, rq *repoQueue, batch []Request) {
+func (q *Queue) write(ctx context.Context, key repoKey, rq *repoQueue, batch []Request) {
 	// A change per config (its files all together or not at all), then a change per preset, made
 	// from the records as the configs' changes left them.
 	changes := make([]gitwrite.Change, 0, len(batch)+1)
@@ -190,7 +210,19 @@ func (q *Queue) write(ctx context.Context, rq *repoQueue, batch []Request) {
 	commit := last.Author
 	commit.When = q.Clock.Now()
 	commit.Message = func(changed []bool) string { return message(last.Template, batch, changed) }
-	res, err := q.Write(ctx, last.Remote, commit, changes)
+	var secrets []string
+	for _, r := range batch {
+		secrets = append(secrets, r.Secrets...)
+	}
+	select {
+	case q.writing <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	wctx, cancel := context.WithTimeout(ctx, writeTimeout)
+	res, err := q.Write(wctx, last.Remote, commit, changes)
+	cancel()
+	<-q.writing
 	presetErrs := map[string]error{}
 	for i, p := range presetPaths {
 		if i+len(batch) < len(res.Errors) {
@@ -209,6 +241,9 @@ func (q *Queue) write(ctx context.Context, rq *repoQueue, batch []Request) {
 		rq.failures = 0
 	}
 	for i, r := range batch {
+		if q.live[r.Config] != key {
+			continue // forgotten, or moved to another repository, while it was written
+		}
 		result := Result{Digest: r.Desired.Digest, At: now}
 		var own error
 		if i < len(res.Errors) {
@@ -231,7 +266,7 @@ func (q *Queue) write(ctx context.Context, rq *repoQueue, batch []Request) {
 				result.Commit = res.Hash.String()
 			}
 		}
-		result.Err = redact(result.Err, r.Secret)
+		result.Err = redact(result.Err, secrets)
 		q.results[r.Config] = result
 	}
 	if err != nil {
@@ -246,11 +281,20 @@ func (q *Queue) write(ctx context.Context, rq *repoQueue, batch []Request) {
 	}
 }
 
-// redact takes secret out of err's message: whatever a Git server or library puts in an error, the
-// config's status and events never show the credentials.
-func redact(err error, secret string) error {
-	if err == nil || secret == "" || !strings.Contains(err.Error(), secret) {
+// redact takes the secrets out of err's message: whatever a Git server or library puts in an error,
+// the config's status and events never show the credentials.
+func redact(err error, secrets []string) error {
+	if err == nil {
 		return err
 	}
-	return errors.New(strings.ReplaceAll(err.Error(), secret, "[redacted]"))
+	msg := err.Error()
+	for _, s := range secrets {
+		if len(s) >= 4 { // shorter values would blank out ordinary words
+			msg = strings.ReplaceAll(msg, s, "[redacted]")
+		}
+	}
+	if msg == err.Error() {
+		return err
+	}
+	return errors.New(msg)
 }

@@ -2,8 +2,10 @@ package writeback
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -73,7 +75,7 @@ func submit(q *Queue, git *gittest.Server, url string, ruc *v1alpha1.RollingUpgr
 	q.Submit(Request{Config: types.NamespacedName{Namespace: ruc.Namespace, Name: ruc.Name}, Desired: Desire(ruc, fleet),
 		Repository: types.NamespacedName{Namespace: "shop", Name: "fleet"},
 		Remote:     gitwrite.Remote{URL: url, Branch: "main", Auth: &githttp.BasicAuth{Username: git.User, Password: git.Password}},
-		Author:     gitwrite.Commit{Name: "rollgate", Email: "rollgate@rollgate.dev"}, Outcome: OutcomeOf(ruc), Template: defaultMessage, Secret: git.Password})
+		Author:     gitwrite.Commit{Name: "rollgate", Email: "rollgate@rollgate.dev"}, Outcome: OutcomeOf(ruc), Template: defaultMessage, Secrets: []string{git.Password}})
 }
 
 // One config whose file cannot take its version (no line marked) fails alone: the others in its
@@ -190,6 +192,18 @@ func TestAFirstWriteKeepsTheRecordOfAnEarlierLife(t *testing.T) {
 			}
 		})
 	}
+	// A record of an earlier life that does not read, or is of another image, is not overwritten.
+	for name, old := range map[string][]byte{
+		"a record that does not read": []byte("config: shop/web\nimage: ghcr.io/acme/web\nfailedVersions: [1.4.0]\nnote: by hand\n"),
+		"a record of another image":   gitedit.Record{Config: "shop/web", Image: "ghcr.io/acme/api", FailedVersions: []string{"1.4.0"}}.Marshal(),
+	} {
+		var adopted []string
+		edits := Desire(config("web", "k.yaml", "1.3.0"), fleet).Edits(&adopted)
+		if out, err := edits[len(edits)-1].Change(old, memfs.New()); err == nil || out != nil {
+			t.Errorf("%s: overwritten with\n%s", name, out)
+		}
+	}
+
 	// Once written, the status is the truth: a version a person took off the failed list leaves the record.
 	written := config("web", "k.yaml", "1.3.0", "1.4.0")
 	written.Status.GitWriteBack = &v1alpha1.GitWriteBackStatus{Written: "sha256:0"}
@@ -201,5 +215,61 @@ func TestAFirstWriteKeepsTheRecordOfAnEarlierLife(t *testing.T) {
 	}
 	if got, _ := gitedit.ParseRecord(out); strings.Join(got.FailedVersions, ",") != "1.4.0" || adopted != nil {
 		t.Errorf("record %+v, adopted %v", got, adopted)
+	}
+}
+
+// A config moved to another repository (its GitWriteBack's URL changed) is not written again to the
+// old one, whose failures no longer reach it; a forgotten config is written nowhere.
+func TestAConfigMovedOrForgottenLeavesItsOldWriter(t *testing.T) {
+	var mu sync.Mutex
+	calls := map[string]int{}
+	fake := func(_ context.Context, r gitwrite.Remote, _ gitwrite.Commit, changes []gitwrite.Change) (gitwrite.Result, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		calls[r.URL]++
+		if r.URL == "https://down.example.com/fleet.git" {
+			return gitwrite.Result{}, errors.New("unreachable, token s3cret-token and key k3y-value")
+		}
+		return gitwrite.Result{Errors: make([]error, len(changes))}, nil
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	t.Cleanup(cancel)
+	woken := make(chan types.NamespacedName, 100)
+	q := &Queue{Write: fake, Clock: clock.RealClock{}, Wake: func(n types.NamespacedName) { woken <- n }}
+	go func() { _ = q.Start(ctx) }()
+	ruc := config("web", "k.yaml", "1.3.0")
+	req := func(url string) Request {
+		return Request{Config: types.NamespacedName{Namespace: "shop", Name: "web"}, Desired: Desire(ruc, fleet),
+			Repository: types.NamespacedName{Namespace: "shop", Name: "fleet"}, Remote: gitwrite.Remote{URL: url, Branch: "main"},
+			Outcome: OutcomeOf(ruc), Template: defaultMessage, Secrets: []string{"s3cret-token", "k3y-value"}}
+	}
+	q.Submit(req("https://down.example.com/fleet.git"))
+	<-woken
+	res, _ := q.Result(req("").Config)
+	if res.Err == nil || strings.Contains(res.Err.Error(), "s3cret") || strings.Contains(res.Err.Error(), "k3y-value") {
+		t.Fatalf("failure %v: want one without the secrets", res.Err)
+	}
+	q.Submit(req("https://up.example.com/fleet.git"))
+	<-woken
+	time.Sleep(Backoff(1) + 500*time.Millisecond) // the old writer's retry is due
+	if res, _ := q.Result(req("").Config); res.Err != nil {
+		t.Errorf("the old repository's failure reached the config: %v", res.Err)
+	}
+	mu.Lock()
+	down := calls["https://down.example.com/fleet.git"]
+	mu.Unlock()
+	if down != 1 {
+		t.Errorf("the old repository was written %d times, want once", down)
+	}
+
+	q.Submit(req("https://down.example.com/fleet.git"))
+	<-woken
+	q.Forget(req("").Config)
+	time.Sleep(Backoff(2) + 500*time.Millisecond)
+	mu.Lock()
+	down = calls["https://down.example.com/fleet.git"]
+	mu.Unlock()
+	if _, ok := q.Result(req("").Config); ok || down != 2 {
+		t.Errorf("a forgotten config: result kept %v, written %d times to the failing repository, want 2", ok, down)
 	}
 }
