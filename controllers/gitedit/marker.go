@@ -79,7 +79,7 @@ func valueBefore(line []byte, comment int) (int, error) {
 	if text == "" {
 		return 0, fmt.Errorf("the marker comment follows no value")
 	}
-	start := len(text)
+	var start int
 	if q := text[len(text)-1]; q == '"' || q == '\'' {
 		start = strings.LastIndexByte(text[:len(text)-1], q)
 		for q == '\'' && start > 0 && text[start-1] == '\'' { // '' inside a single-quoted scalar
