@@ -107,13 +107,7 @@ func (r *GitWriteBackReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if err != nil { // the GitWriteBack's next change wakes the config
 		return ctrl.Result{}, r.record(ctx, &ruc, nil, nil, fmt.Errorf("spec.messageTemplate of GitWriteBack %q: %w", gwb.Name, err))
 	}
-	remote, secrets, err := r.remote(ctx, &gwb)
-	author := gitwrite.Commit{Name: gwb.Spec.Author.Name, Email: gwb.Spec.Author.Email}
-	if err == nil {
-		var signing []string
-		author.SignKey, signing, err = r.signingKey(ctx, &gwb)
-		secrets = append(secrets, signing...)
-	}
+	remote, author, secrets, err := r.credentials(ctx, &gwb)
 	if err != nil {
 		return ctrl.Result{RequeueAfter: retryFileErrors}, r.record(ctx, &ruc, nil, nil, err)
 	}
@@ -124,6 +118,19 @@ func (r *GitWriteBackReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		Outcome: writeback.OutcomeOf(&ruc), Template: tmpl, Secrets: secrets,
 	})
 	return ctrl.Result{RequeueAfter: awaitWrite}, nil
+}
+
+// credentials are the GitWriteBack's branch and author with what its Secrets hold, and their values,
+// to keep out of every message.
+func (r *GitWriteBackReconciler) credentials(ctx context.Context, gwb *v1alpha1.GitWriteBack) (gitwrite.Remote, gitwrite.Commit, []string, error) {
+	author := gitwrite.Commit{Name: gwb.Spec.Author.Name, Email: gwb.Spec.Author.Email}
+	remote, secrets, err := r.remote(ctx, gwb)
+	if err != nil {
+		return remote, author, secrets, err
+	}
+	var signing []string
+	author.SignKey, signing, err = r.signingKey(ctx, gwb)
+	return remote, author, append(secrets, signing...), err
 }
 
 // remote is the GitWriteBack's branch with the credentials of its Secret, and the Secret's values,
@@ -226,7 +233,7 @@ func (r *GitWriteBackReconciler) record(ctx context.Context, ruc *v1alpha1.Rolli
 		written := writeback.Desire(ruc, gwb)
 		st.Written, st.Repository = written.Digest, written.Repository
 		cond.Status, cond.Reason = metav1.ConditionTrue, v1alpha1.ReasonWritten
-		cond.Message = "Git says what the status says"
+		cond.Message = "the status as it was is written to Git"
 		if st.Commit != "" {
 			cond.Message += " (last commit " + st.Commit + ")"
 		}

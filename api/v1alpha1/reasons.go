@@ -36,10 +36,10 @@ const (
 	ReasonNotSemver          = "NotSemver"          // an ApplicationVersion whose version is not semver
 	ReasonNotATag            = "NotATag"            // an ApplicationVersion whose version cannot be an image tag
 	ReasonValid              = "Valid"              // an ApplicationVersion whose version is usable
-	ReasonWritten            = "Written"            // Git says what the status says (condition GitWriteBack)
+	ReasonWritten            = "Written"            // the last write put the status in Git (condition GitWriteBack)
 	ReasonAwaitingGitRecord  = "AwaitingGitRecord"  // a config that writes back reads its record in Git before any rollout
 )
 
-// ConditionGitWriteBack is the condition of a config with spec.gitWriteBack: True (Written) while Git
-// says what the status says, False (GitWriteBackFailed) while a write fails.
+// ConditionGitWriteBack is the condition of a config with spec.gitWriteBack: True (Written) once a
+// write put the status in Git, False (GitWriteBackFailed) while writing fails.
 const ConditionGitWriteBack = "GitWriteBack"
