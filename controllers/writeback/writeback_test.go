@@ -193,14 +193,18 @@ func TestAFirstWriteKeepsTheRecordOfAnEarlierLife(t *testing.T) {
 		})
 	}
 	// A record of an earlier life that does not read, or is of another image, is not overwritten.
-	for name, old := range map[string][]byte{
-		"a record that does not read": []byte("config: shop/web\nimage: ghcr.io/acme/web\nfailedVersions: [1.4.0]\nnote: by hand\n"),
-		"a record of another image":   gitedit.Record{Config: "shop/web", Image: "ghcr.io/acme/api", FailedVersions: []string{"1.4.0"}}.Marshal(),
+	for _, tc := range []struct {
+		name string
+		old  []byte
+		says string
+	}{
+		{"a record that does not read", []byte("config: shop/web\nimage: ghcr.io/acme/web\nfailedVersions: [1.4.0]\nnote: by hand\n"), "does not read"},
+		{"a record of another image", gitedit.Record{Config: "shop/web", Image: "ghcr.io/acme/api", FailedVersions: []string{"1.4.0"}}.Marshal(), "of image ghcr.io/acme/api"},
 	} {
 		var adopted []string
 		edits := Desire(config("web", "k.yaml", "1.3.0"), fleet).Edits(&adopted)
-		if out, err := edits[len(edits)-1].Change(old, memfs.New()); err == nil || out != nil {
-			t.Errorf("%s: overwritten with\n%s", name, out)
+		if out, err := edits[len(edits)-1].Change(tc.old, memfs.New()); err == nil || out != nil || !strings.Contains(err.Error(), tc.says) {
+			t.Errorf("%s: overwritten with\n%s (error %v, want one saying %q)", tc.name, out, err, tc.says)
 		}
 	}
 
@@ -223,10 +227,18 @@ func TestAFirstWriteKeepsTheRecordOfAnEarlierLife(t *testing.T) {
 func TestAConfigMovedOrForgottenLeavesItsOldWriter(t *testing.T) {
 	var mu sync.Mutex
 	calls := map[string]int{}
+	started, release := make(chan struct{}, 1), make(chan struct{})
 	fake := func(_ context.Context, r gitwrite.Remote, _ gitwrite.Commit, changes []gitwrite.Change) (gitwrite.Result, error) {
+		if r.URL == "https://slow.example.com/fleet.git" {
+			started <- struct{}{}
+			<-release
+		}
 		mu.Lock()
 		defer mu.Unlock()
 		calls[r.URL]++
+		if r.URL == "https://slow.example.com/fleet.git" {
+			return gitwrite.Result{}, errors.New("unreachable")
+		}
 		if r.URL == "https://down.example.com/fleet.git" {
 			return gitwrite.Result{}, errors.New("unreachable, token s3cret-token and key k3y-value")
 		}
@@ -271,5 +283,19 @@ func TestAConfigMovedOrForgottenLeavesItsOldWriter(t *testing.T) {
 	mu.Unlock()
 	if _, ok := q.Result(req("").Config); ok || down != 2 {
 		t.Errorf("a forgotten config: result kept %v, written %d times to the failing repository, want 2", ok, down)
+	}
+
+	// Forgotten while its write is under way: the answer is dropped, and the failure does not put
+	// the config back in its writer's queue.
+	q.Submit(req("https://slow.example.com/fleet.git"))
+	<-started
+	q.Forget(req("").Config)
+	close(release)
+	time.Sleep(Backoff(1) + 500*time.Millisecond) // the writer's retry would be due
+	mu.Lock()
+	slow := calls["https://slow.example.com/fleet.git"]
+	mu.Unlock()
+	if _, ok := q.Result(req("").Config); ok || slow != 1 {
+		t.Errorf("forgotten mid-write: result kept %v, written %d times, want once", ok, slow)
 	}
 }
