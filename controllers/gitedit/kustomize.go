@@ -5,8 +5,9 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/google/go-containerregistry/pkg/name"
 	yaml "go.yaml.in/yaml/v3"
+
+	"github.com/rollgate/rollgate/controllers/image"
 )
 
 // SetKustomizeImage sets the tag of image in a kustomization's `images:` list, as
@@ -20,8 +21,9 @@ func SetKustomizeImage(src []byte, image, tag string) ([]byte, error) {
 	if err := yaml.Unmarshal(src, &doc); err != nil {
 		return nil, fmt.Errorf("not YAML: %w", err)
 	}
+	newEntry := []string{"- name: " + render(image, 0), "  newTag: " + render(tag, 0)}
 	if len(doc.Content) == 0 {
-		return appendLines(src, 0, "images:", "- name: "+render(image, 0), "  newTag: "+render(tag, 0)), nil
+		return appendLines(src, 0, append([]string{"images:"}, newEntry...)...), nil
 	}
 	root := doc.Content[0]
 	if root.Kind != yaml.MappingNode {
@@ -30,13 +32,13 @@ func SetKustomizeImage(src []byte, image, tag string) ([]byte, error) {
 	key, images := field(root, "images")
 	switch {
 	case images == nil:
-		return appendLines(src, len(src), "images:", "- name: "+render(image, 0), "  newTag: "+render(tag, 0)), nil
+		return appendLines(src, len(src), append([]string{"images:"}, newEntry...)...), nil
 	case images.Kind == yaml.ScalarNode && images.Tag == "!!null":
 		at, err := lineEnd(src, key)
 		if err != nil {
 			return nil, err
 		}
-		return appendLines(src, at, "- name: "+render(image, 0), "  newTag: "+render(tag, 0)), nil
+		return appendLines(src, at, newEntry...), nil
 	case images.Kind != yaml.SequenceNode || images.Style&yaml.FlowStyle != 0:
 		return nil, fmt.Errorf("images is not a block list (- name: ...) at line %d", images.Line)
 	}
@@ -113,14 +115,8 @@ func entryRepository(entry *yaml.Node) string {
 	return ""
 }
 
-func sameRepository(a, b string) bool {
-	ra, errA := name.NewRepository(a, name.WeakValidation)
-	rb, errB := name.NewRepository(b, name.WeakValidation)
-	if errA != nil || errB != nil {
-		return a == b
-	}
-	return ra.Name() == rb.Name()
-}
+// sameRepository: the names are one repository, or, when one is no repository name, the same.
+func sameRepository(a, b string) bool { return a == b || image.SameRepositoryName(a, b) }
 
 // lineEnd is the offset just past the line a single-line node ends on (its newline included).
 func lineEnd(src []byte, n *yaml.Node) (int, error) {

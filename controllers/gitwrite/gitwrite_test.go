@@ -170,7 +170,7 @@ func TestTheAddressPolicyRefusesAHostBeforeAnyRequest(t *testing.T) {
 	t.Cleanup(func() {
 		client.InstallProtocol("http", githttp.DefaultClient)
 		client.InstallProtocol("https", githttp.DefaultClient)
-		UseResolver(lookup)
+		UseResolver(nil)
 	})
 	for name, r := range map[string]Remote{
 		"https":                                 remote(s, url),

@@ -15,17 +15,9 @@ import (
 	"golang.org/x/crypto/ssh"
 )
 
-// resolveSSH is the address an ssh:// remote's host is dialled at; UseResolver sets it.
-var resolveSSH = lookup
-
-// lookup is the host's first address, as the system resolves it.
-func lookup(ctx context.Context, host string) (netip.Addr, error) {
-	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
-	if err != nil {
-		return netip.Addr{}, err
-	}
-	return addrs[0].Unmap(), nil
-}
+// resolveSSH is the address an ssh:// remote's host is dialled at; UseResolver sets it (nil: the
+// host is dialled by its name).
+var resolveSSH func(ctx context.Context, host string) (netip.Addr, error)
 
 // UseResolver makes every ssh:// remote of this process dialled at the address resolve gives for its
 // host: the manager's address policy (--git-allow), which go-git's SSH dialler cannot be given. The
@@ -109,12 +101,14 @@ func (r Remote) pinned(ctx context.Context) (Remote, error) {
 	if port == "" {
 		port = "22"
 	}
-	addr, err := resolveSSH(ctx, host)
-	if err != nil {
-		return r, fmt.Errorf("%s: %w", host, err)
+	if resolveSSH != nil {
+		addr, err := resolveSSH(ctx, host)
+		if err != nil {
+			return r, fmt.Errorf("%s: %w", host, err)
+		}
+		u.Host = net.JoinHostPort(addr.String(), port)
+		r.URL = u.String()
 	}
-	u.Host = net.JoinHostPort(addr.String(), port)
-	r.URL = u.String()
 	if a, ok := r.Auth.(*sshAuth); ok {
 		named := *a
 		named.hostWithPort = net.JoinHostPort(host, port)

@@ -110,6 +110,9 @@ func (p AddressPolicy) Refuses(addr netip.Addr) bool {
 // The client then dials the address, so the name cannot resolve elsewhere in between.
 func (p AddressPolicy) Resolve(ctx context.Context, host string) (netip.Addr, error) {
 	addrs, err := net.DefaultResolver.LookupNetIP(ctx, "ip", host)
+	if err == nil && len(addrs) == 0 {
+		err = &net.DNSError{Err: "no address", Name: host}
+	}
 	if err != nil {
 		return netip.Addr{}, err
 	}
@@ -171,12 +174,8 @@ func (t policed) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	// Through a proxy, the dialler sees only the proxy's address: check the host's own here.
 	if proxy, err := t.proxy(req); err != nil || proxy != nil {
-		addrs, err := net.DefaultResolver.LookupNetIP(req.Context(), "ip", req.URL.Hostname())
-		if err != nil {
+		if _, err := t.policy.Resolve(req.Context(), req.URL.Hostname()); err != nil {
 			return nil, err
-		}
-		if slices.ContainsFunc(addrs, t.policy.Refuses) {
-			return nil, t.policy.refusal()
 		}
 	}
 	return t.base.RoundTrip(req)

@@ -42,13 +42,12 @@ type Desired struct {
 // Desire is what the repository must say of ruc, from its spec and status alone.
 func Desire(ruc *v1alpha1.RollingUpgradeConfig, gwb *v1alpha1.GitWriteBack) Desired {
 	ref := ruc.Spec.GitWriteBack
-	failed := slices.Compact(slices.Sorted(slices.Values(ruc.Status.FailedVersions)))
 	d := Desired{
 		Path:          ref.Path,
 		Kustomization: IsKustomization(ref.Path),
 		Marker:        gitedit.Marker(ruc.Namespace, ruc.Name),
 		Record: gitedit.Record{Config: ruc.Namespace + "/" + ruc.Name, Image: ruc.Spec.Image,
-			CurrentVersion: ruc.Status.CurrentVersion, FailedVersions: failed},
+			CurrentVersion: ruc.Status.CurrentVersion, FailedVersions: ruc.Status.FailedVersions},
 		Adopt:      ruc.Status.GitWriteBack == nil,
 		RecordDir:  gwb.Spec.RecordDir,
 		RecordPath: path.Join(gwb.Spec.RecordDir, ruc.Namespace, ruc.Name+".yaml"),

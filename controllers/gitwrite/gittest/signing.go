@@ -2,6 +2,7 @@ package gittest
 
 import (
 	"bytes"
+	"io"
 	"testing"
 
 	"github.com/ProtonMail/go-crypto/openpgp"
@@ -21,25 +22,21 @@ func SigningKey(t testing.TB, passphrase string) (private, public []byte) {
 			t.Fatal(err)
 		}
 	}
-	armored := func(typ string, serialize func(w *bytes.Buffer) error) []byte {
+	armored := func(typ string, serialize func(io.Writer) error) []byte {
 		var buf bytes.Buffer
 		w, err := armor.Encode(&buf, typ, nil)
+		if err == nil {
+			err = serialize(w)
+		}
+		if err == nil {
+			err = w.Close()
+		}
 		if err != nil {
-			t.Fatal(err)
-		}
-		var raw bytes.Buffer
-		if err := serialize(&raw); err != nil {
-			t.Fatal(err)
-		}
-		if _, err := w.Write(raw.Bytes()); err != nil {
-			t.Fatal(err)
-		}
-		if err := w.Close(); err != nil {
 			t.Fatal(err)
 		}
 		return buf.Bytes()
 	}
-	private = armored(openpgp.PrivateKeyType, func(w *bytes.Buffer) error { return e.SerializePrivateWithoutSigning(w, nil) })
-	public = armored(openpgp.PublicKeyType, func(w *bytes.Buffer) error { return e.Serialize(w) })
+	private = armored(openpgp.PrivateKeyType, func(w io.Writer) error { return e.SerializePrivateWithoutSigning(w, nil) })
+	public = armored(openpgp.PublicKeyType, e.Serialize)
 	return private, public
 }
