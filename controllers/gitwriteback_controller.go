@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net/url"
+	"sync"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -43,6 +44,24 @@ type GitWriteBackReconciler struct {
 	Recorder  events.EventRecorder
 	Clock     clock.PassiveClock
 	Queue     *writeback.Queue
+	// CredentialsTTL: a GitWriteBack's Secrets are read at most this often, however many of its
+	// configs ask (a Git outage wakes them all at each retry); a mended Secret is seen after it.
+	// Zero reads them at each ask.
+	CredentialsTTL time.Duration
+
+	mu    sync.Mutex
+	creds map[types.NamespacedName]readCredentials // by GitWriteBack
+}
+
+// readCredentials are a GitWriteBack's credentials as read at a time, for the resourceVersion of
+// the GitWriteBack they were read for.
+type readCredentials struct {
+	version string
+	at      time.Time
+	remote  gitwrite.Remote
+	author  gitwrite.Commit
+	secrets []string
+	err     error
 }
 
 const (
@@ -121,8 +140,28 @@ func (r *GitWriteBackReconciler) Reconcile(ctx context.Context, req ctrl.Request
 }
 
 // credentials are the GitWriteBack's branch and author with what its Secrets hold, and their values,
-// to keep out of every message.
+// to keep out of every message: read at most once per CredentialsTTL and version of the
+// GitWriteBack, unless reading them failed (a missing Secret is looked for at each ask).
 func (r *GitWriteBackReconciler) credentials(ctx context.Context, gwb *v1alpha1.GitWriteBack) (gitwrite.Remote, gitwrite.Commit, []string, error) {
+	key, now := types.NamespacedName{Namespace: gwb.Namespace, Name: gwb.Name}, r.Clock.Now()
+	r.mu.Lock()
+	c, ok := r.creds[key]
+	r.mu.Unlock()
+	if !ok || c.err != nil || c.version != gwb.ResourceVersion || now.Sub(c.at) >= r.CredentialsTTL {
+		c = readCredentials{version: gwb.ResourceVersion, at: now}
+		c.remote, c.author, c.secrets, c.err = r.readCredentials(ctx, gwb)
+		r.mu.Lock()
+		if r.creds == nil {
+			r.creds = map[types.NamespacedName]readCredentials{}
+		}
+		r.creds[key] = c
+		r.mu.Unlock()
+	}
+	return c.remote, c.author, c.secrets, c.err
+}
+
+// readCredentials reads what credentials says.
+func (r *GitWriteBackReconciler) readCredentials(ctx context.Context, gwb *v1alpha1.GitWriteBack) (gitwrite.Remote, gitwrite.Commit, []string, error) {
 	author := gitwrite.Commit{Name: gwb.Spec.Author.Name, Email: gwb.Spec.Author.Email}
 	remote, secrets, err := r.remote(ctx, gwb)
 	if err != nil {

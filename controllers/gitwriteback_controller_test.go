@@ -15,6 +15,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
+	clocktesting "k8s.io/utils/clock/testing"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -341,5 +342,44 @@ func TestAnotherRepositoryIsReadBeforeItIsWritten(t *testing.T) {
 	if st := got.Status.GitWriteBack; st == nil || !strings.HasSuffix(st.Repository, "/elsewhere.git#main") ||
 		strings.Join(got.Status.FailedVersions, ",") != "1.9.0" {
 		t.Errorf("after the move: %+v, failed %v", st, got.Status.FailedVersions)
+	}
+}
+
+// countingReader counts the reads that reach the API server.
+type countingReader struct {
+	client.Reader
+	gets int
+}
+
+func (c *countingReader) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	c.gets++
+	return c.Reader.Get(ctx, key, obj, opts...)
+}
+
+// A GitWriteBack's Secrets are read once however many of its configs ask (a Git outage wakes them
+// all at each retry), again once it changes, and again after CredentialsTTL, to see a mended Secret.
+func TestTheCredentialsOfAGitWriteBackAreReadOncePerTTL(t *testing.T) {
+	f := newWriteBackFixture(t, map[string]string{"prod/kustomization.yaml": "images: []\n"}, v1alpha1.RollingUpgradeConfigStatus{})
+	reads := &countingReader{Reader: f.c}
+	now := clocktesting.NewFakePassiveClock(time.Now())
+	r := &GitWriteBackReconciler{Client: f.c, APIReader: reads, Recorder: f.rec, Clock: now, Queue: f.r.Queue, CredentialsTTL: 30 * time.Second}
+	var gwb v1alpha1.GitWriteBack
+	if err := f.c.Get(f.ctx, types.NamespacedName{Namespace: "shop", Name: "fleet"}, &gwb); err != nil {
+		t.Fatal(err)
+	}
+	for range 100 {
+		if _, _, _, err := r.credentials(f.ctx, &gwb); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if reads.gets != 1 {
+		t.Errorf("%d reads for 100 asks, want 1", reads.gets)
+	}
+	gwb.ResourceVersion += "1" // the GitWriteBack changed: its Secrets may be others
+	_, _, _, _ = r.credentials(f.ctx, &gwb)
+	now.SetTime(now.Now().Add(r.CredentialsTTL))
+	_, _, _, _ = r.credentials(f.ctx, &gwb)
+	if reads.gets != 3 {
+		t.Errorf("%d reads, want 3: once more after the change, once more after the TTL", reads.gets)
 	}
 }

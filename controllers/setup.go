@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/utils/clock"
@@ -70,7 +71,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 	}
 	if slices.Contains(cfg.Controllers, ControllerGitWriteBack) {
 		r := &GitWriteBackReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-			Recorder: mgr.GetEventRecorder("rollgate"), Clock: cfg.Clock,
+			Recorder: mgr.GetEventRecorder("rollgate"), Clock: cfg.Clock, CredentialsTTL: 30 * time.Second,
 			Queue: &writeback.Queue{Write: gitwrite.Write, Clock: clock.RealClock{}}}
 		if err := r.SetupWithManager(ctx, mgr); err != nil {
 			return err
