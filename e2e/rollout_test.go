@@ -370,12 +370,20 @@ func TestScenarioManagerKilledAtFiveSteps(t *testing.T) {
 
 	s.announce("1.2.0")
 	killAt("the health check of 1.2.0", "UpdateStarting", 2, inCheck("1.2.0"))
-	// The rollback itself may take a moment only (the old pods still run): kill right after the verdict.
-	killAt("the verdict on 1.2.0", "UpdateRollback", 1, func(c *v1alpha1.RollingUpgradeConfig) bool { return len(c.Status.FailedVersions) == 1 })
+	// The rollback itself may take a moment only (the old pods still run): kill right after the
+	// verdict, or, when the rollback is over by then, once its own event is out too.
+	rollbacksOut := func(n int, c *v1alpha1.RollingUpgradeConfig) bool {
+		return !idle(c) || s.countEvents("RollbackComplete") >= n
+	}
+	killAt("the verdict on 1.2.0", "UpdateRollback", 1, func(c *v1alpha1.RollingUpgradeConfig) bool {
+		return len(c.Status.FailedVersions) == 1 && rollbacksOut(1, c)
+	})
 	s.waitConfig(2*time.Minute, "1.2.0 rolled back", func(c *v1alpha1.RollingUpgradeConfig) bool { return idle(c) && len(c.Status.FailedVersions) == 1 })
 
 	s.announce("1.2.1")
-	killAt("the opening of the circuit", "CircuitOpen", 1, func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CircuitOpen })
+	killAt("the opening of the circuit", "CircuitOpen", 1, func(c *v1alpha1.RollingUpgradeConfig) bool {
+		return c.Status.CircuitOpen && rollbacksOut(2, c)
+	})
 	c := s.waitConfig(2*time.Minute, "1.2.1 rolled back, circuit open", func(c *v1alpha1.RollingUpgradeConfig) bool {
 		return idle(c) && c.Status.Phase == v1alpha1.PhaseFailed
 	})
