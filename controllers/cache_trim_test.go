@@ -22,15 +22,18 @@ import (
 
 func TestCacheTrimKeepsWhatRollgateReads(t *testing.T) {
 	trim := NewCacheTrim() // not tracking configs: every workload is kept whole
+	// What kubectl owns of a workload it created: the whole spec, the image of two containers among it.
+	created := `{"f:metadata":{"f:labels":{".":{},"f:app":{}}},"f:spec":{"f:replicas":{},"f:selector":{},"f:template":{"f:metadata":{"f:labels":{}},` +
+		`"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{".":{},"f:image":{},"f:name":{},"f:ports":{}},` +
+		`"k:{\"name\":\"log\"}":{".":{},"f:image":{},"f:name":{}}},"f:restartPolicy":{}}}}}`
 	image := `{"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{".":{},"f:image":{}}}}}}}`
 	replicas := `{"f:spec":{"f:replicas":{}}}`
 	status := `{"f:status":{"f:replicas":{},"f:conditions":{}}}`
-	fields := []metav1.ManagedFieldsEntry{entry("kubectl", image), entry("kube-controller-manager", status),
+	fields := []metav1.ManagedFieldsEntry{entry("kubectl", created), entry("kube-controller-manager", status),
 		entry("hpa", replicas), entry(v1alpha1.FieldManager, image)}
 	annotations := map[string]string{lastAppliedAnnotation: `{"big":"copy"}`, v1alpha1.LastImageAnnotation: "web:1.1.0"}
 
 	d := &appsv1.Deployment{ObjectMeta: metav1.ObjectMeta{Name: "web", ManagedFields: slices.Clone(fields), Annotations: maps.Clone(annotations)}}
-	ownersBefore, _ := imageOwners(fields, "web")
 	got, err := trim.Transform(d)
 	if err != nil {
 		t.Fatal(err)
@@ -43,8 +46,16 @@ func TestCacheTrimKeepsWhatRollgateReads(t *testing.T) {
 	if !slices.Equal(kept, []string{"kubectl", v1alpha1.FieldManager}) {
 		t.Errorf("kept managedFields of %v, want those owning an image: kubectl, rollgate", kept)
 	}
-	if ownersAfter, _ := imageOwners(trimmed.ManagedFields, "web"); !slices.Equal(ownersAfter, ownersBefore) {
-		t.Errorf("image owners %v after trimming, %v before", ownersAfter, ownersBefore)
+	for _, container := range []string{"web", "log"} {
+		ownersBefore, _ := imageOwners(fields, container)
+		if ownersAfter, _ := imageOwners(trimmed.ManagedFields, container); !slices.Equal(ownersAfter, ownersBefore) || len(ownersBefore) == 0 {
+			t.Errorf("owners of the image of %s: %v after trimming, %v before", container, ownersAfter, ownersBefore)
+		}
+	}
+	// Of what an entry owns, the images alone are kept: the rest of a spec is most of a workload.
+	wantKept := `{"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"log\"}":{"f:image":{}},"k:{\"name\":\"web\"}":{"f:image":{}}}}}}}`
+	if got := string(trimmed.ManagedFields[0].FieldsV1.GetRawBytes()); got != wantKept {
+		t.Errorf("kept of kubectl's entry:\n%s\nwant\n%s", got, wantKept)
 	}
 	if _, ok := trimmed.Annotations[lastAppliedAnnotation]; ok || trimmed.Annotations[v1alpha1.LastImageAnnotation] != "web:1.1.0" {
 		t.Errorf("workload annotations = %v, want rollgate's without kubectl's last-applied copy", trimmed.Annotations)
@@ -55,8 +66,8 @@ func TestCacheTrimKeepsWhatRollgateReads(t *testing.T) {
 		t.Errorf("a workload whose image nobody owns kept managedFields %v", got.(*appsv1.StatefulSet).ManagedFields)
 	}
 
-	// Configs are written by update: their annotations must stay whole, their managedFields go
-	// (an update without them leaves the stored ones as they are).
+	// Configs keep their annotations whole (the engine reads them), and lose their managedFields
+	// (a write without them leaves the stored ones as they are).
 	c := &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{ManagedFields: slices.Clone(fields), Annotations: maps.Clone(annotations)}}
 	trimmedConfig, _ := trim.Transform(c)
 	if rc := trimmedConfig.(*v1alpha1.RollingUpgradeConfig); rc.ManagedFields != nil || len(rc.Annotations) != len(annotations) {
@@ -101,17 +112,18 @@ func TestCacheTrimKeepsShellsOfWorkloadsNoConfigNames(t *testing.T) {
 			t.Error(err)
 			return false
 		}
-		w := &workload{}
-		switch g := got.(type) {
-		case *appsv1.Deployment:
-			w.deployment = g
-		case *appsv1.StatefulSet:
-			w.statefulSet = g
+		if !isShell(got) {
+			return true
 		}
-		if w.selector() == nil && (got.(client.Object).GetName() != o.GetName() || got.(client.Object).GetUID() != o.GetUID()) {
-			t.Errorf("the shell of %s/%s lost who it is: %+v", o.GetNamespace(), o.GetName(), got)
+		kind := "Deployment"
+		if _, ok := o.(*appsv1.StatefulSet); ok {
+			kind = "StatefulSet"
 		}
-		return w.selector() != nil
+		if sh := got.(*metav1.PartialObjectMetadata); sh.Name != o.GetName() || sh.Namespace != o.GetNamespace() || sh.UID != o.GetUID() ||
+			sh.ResourceVersion != o.GetResourceVersion() || sh.Kind != kind || sh.APIVersion != "apps/v1" {
+			t.Errorf("the shell of %T %s/%s lost who it is: %+v", o, o.GetNamespace(), o.GetName(), sh)
+		}
+		return false
 	}
 
 	first := make(chan bool)
@@ -179,13 +191,19 @@ func TestAConfigUpdateNeverLeavesItsWorkloadUnnamed(t *testing.T) {
 			running = false
 		default:
 		}
-		if got, _ := trim.Transform(testDeployment("shop", "web")); got.(*appsv1.Deployment).Spec.Selector == nil {
+		if got, _ := trim.Transform(testDeployment("shop", "web")); isShell(got) {
 			shells++
 		}
 	}
 	if shells > 0 {
 		t.Errorf("the workload a config names was cached as a shell %d times during the config's updates", shells)
 	}
+}
+
+// isShell: the transform kept the object's metadata alone.
+func isShell(o any) bool {
+	_, ok := o.(*metav1.PartialObjectMetadata)
+	return ok
 }
 
 func testDeployment(ns, name string) *appsv1.Deployment {
@@ -198,12 +216,71 @@ func testStatefulSet(ns, name string) *appsv1.StatefulSet {
 		Spec: appsv1.StatefulSetSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": name}}}}
 }
 
+// TestAShellIsReadBackAsItsWorkload: the store of a workload informer keeps shells, and reading it
+// gives a shell back as a workload of its kind with the shell's metadata and no selector, however
+// it is read (by key, listed, by index); whole workloads and other kinds come back as they are.
+func TestAShellIsReadBackAsItsWorkload(t *testing.T) {
+	trim := NewCacheTrim()
+	indexers := toolscache.Indexers{toolscache.NamespaceIndex: toolscache.MetaNamespaceIndexFunc}
+	for _, tc := range []struct {
+		kind  v1alpha1.WorkloadKind
+		whole client.Object
+	}{
+		{v1alpha1.KindDeployment, testDeployment("shop", "web")},
+		{v1alpha1.KindStatefulSet, testStatefulSet("shop", "web")},
+	} {
+		inf := trim.NewInformer(&toolscache.ListWatch{}, tc.whole.DeepCopyObject(), 0, indexers)
+		store := inf.GetIndexer()
+		sh := shell(tc.whole, tc.kind)
+		other := tc.whole.DeepCopyObject().(client.Object)
+		other.SetName("api")
+		if err := store.Add(sh); err != nil {
+			t.Fatal(err)
+		}
+		if err := store.Add(other); err != nil {
+			t.Fatal(err)
+		}
+		got, ok, err := store.GetByKey("shop/web")
+		if err != nil || !ok {
+			t.Fatalf("%s: %v, %v", tc.kind, ok, err)
+		}
+		w := &workload{}
+		switch o := got.(type) {
+		case *appsv1.Deployment:
+			w.deployment = o
+		case *appsv1.StatefulSet:
+			w.statefulSet = o
+		default:
+			t.Fatalf("%s: read back as %T", tc.kind, got)
+		}
+		if w.kind() != tc.kind || w.selector() != nil || w.object().GetUID() != tc.whole.GetUID() || w.object().GetName() != "web" {
+			t.Errorf("%s: the shell read back as %+v", tc.kind, got)
+		}
+		listed, _ := store.ByIndex(toolscache.NamespaceIndex, "shop")
+		for _, objs := range [][]any{store.List(), listed} {
+			for _, o := range objs {
+				if _, isShell := o.(*metav1.PartialObjectMetadata); isShell {
+					t.Errorf("%s: a shell listed as such", tc.kind)
+				}
+				if o.(client.Object).GetName() == "api" && o != any(other) {
+					t.Errorf("%s: a whole workload listed as another object", tc.kind)
+				}
+			}
+		}
+	}
+	configs := trim.NewInformer(&toolscache.ListWatch{}, &v1alpha1.RollingUpgradeConfig{}, 0, indexers)
+	if _, wrapped := configs.GetIndexer().(shellIndexer); wrapped {
+		t.Error("the store of configs is read as one of workloads")
+	}
+}
+
 // TestAShellIsReadLive: a workload the cache keeps as a shell is read from the API server.
 func TestAShellIsReadLive(t *testing.T) {
 	ruc := &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"},
 		Spec: v1alpha1.RollingUpgradeConfigSpec{TargetRef: v1alpha1.WorkloadReference{Kind: v1alpha1.KindDeployment, Name: "web"}}}
 	live := testDeployment("shop", "web")
-	cached := fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(shell(live.DeepCopy())).Build()
+	// What the manager's cache gives back for a shell (NewCache): the metadata alone.
+	cached := fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(&appsv1.Deployment{ObjectMeta: live.ObjectMeta}).Build()
 	apiServer := fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(live).Build()
 	w, err := getWorkload(context.Background(), cached, apiServer, ruc)
 	if err != nil || w == nil || w.selector() == nil {

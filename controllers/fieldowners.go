@@ -37,14 +37,20 @@ func imageOwners(fields []metav1.ManagedFieldsEntry, container string) ([]string
 }
 
 func has(tree map[string]any, path ...string) bool {
+	_, ok := dig(tree, path...)
+	return ok
+}
+
+// dig is the subtree of a managedFields field set at path; ok is false when there is none.
+func dig(tree map[string]any, path ...string) (map[string]any, bool) {
 	for _, p := range path {
 		next, ok := tree[p].(map[string]any)
 		if !ok {
-			return false
+			return nil, false
 		}
 		tree = next
 	}
-	return true
+	return tree, true
 }
 
 func mustMarshal(v any) string {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/kubernetes"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -56,9 +57,17 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 			return fmt.Errorf("tracking the workloads configs name: %w", err)
 		}
 	}
+	clients, err := kubernetes.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
+	if err != nil {
+		return fmt.Errorf("the client of events: %w", err)
+	}
+	recorder := NewEventRecorder(clients.EventsV1(), mgr.GetScheme(), clock.RealClock{}, "rollgate")
+	if err := mgr.Add(recorder); err != nil {
+		return err
+	}
 	if slices.Contains(cfg.Controllers, ControllerRollout) {
 		r := &RollingUpgradeConfigReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-			Recorder: mgr.GetEventRecorder("rollgate"), Clock: cfg.Clock,
+			Recorder: recorder, Clock: cfg.Clock,
 			Tags: &registry.Cache{Lister: cfg.Tags, Clock: cfg.Clock}}
 		if err := r.SetupWithManager(ctx, mgr); err != nil {
 			return err
@@ -71,7 +80,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 	}
 	if slices.Contains(cfg.Controllers, ControllerGitWriteBack) {
 		r := &GitWriteBackReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-			Recorder: mgr.GetEventRecorder("rollgate"), Clock: cfg.Clock, CredentialsTTL: 30 * time.Second,
+			Recorder: recorder, Clock: cfg.Clock, CredentialsTTL: 30 * time.Second,
 			Queue: &writeback.Queue{Write: gitwrite.Write, Clock: clock.RealClock{}}}
 		if err := r.SetupWithManager(ctx, mgr); err != nil {
 			return err

@@ -46,7 +46,7 @@ func newManager(ctx context.Context, cfg *rest.Config, o options) (ctrl.Manager,
 	// health check passes its timeout without a verdict, in a StatefulSet rollback). Workloads are
 	// all watched, and cached whole only while a config names them (CacheTrim).
 	trim := controllers.NewCacheTrim()
-	cacheOpts := cache.Options{DefaultTransform: trim.Transform, ByObject: map[client.Object]cache.ByObject{
+	cacheOpts := cache.Options{DefaultTransform: trim.Transform, NewInformer: trim.NewInformer, ByObject: map[client.Object]cache.ByObject{
 		&corev1.ConfigMap{}: {Label: labels.SelectorFromSet(labels.Set{rollgatev1alpha1.VersionSourceLabel: "true"})},
 	}}
 	if !o.Shard.Empty() {
