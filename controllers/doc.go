@@ -5,9 +5,10 @@
 // The markers below are the manager's whole role (config/rbac/manager/role.yaml is generated from
 // them by `make manifests`), and nothing more than the code uses: pods are listed uncached and
 // deleted only when stuck in a StatefulSet rollback, secrets and service accounts are read only for
-// the pull credentials of a registry source, and every write to a config is an update.
+// the pull credentials of a registry source (and the Git credentials a GitWriteBack names), and
+// a config is written by a patch of its metadata (never its spec) or a write of its status.
 //
-// +kubebuilder:rbac:groups=rollgate.dev,resources=rollingupgradeconfigs,verbs=get;list;watch;update
+// +kubebuilder:rbac:groups=rollgate.dev,resources=rollingupgradeconfigs,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=rollgate.dev,resources=rollingupgradeconfigs/status,verbs=update;patch
 // +kubebuilder:rbac:groups=rollgate.dev,resources=gitwritebacks,verbs=get;list;watch
 // +kubebuilder:rbac:groups=rollgate.dev,resources=applicationversions,verbs=get;list;watch

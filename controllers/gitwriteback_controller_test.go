@@ -229,6 +229,32 @@ func TestARebuiltConfigLearnsTheFailedVersionsOfItsRecord(t *testing.T) {
 	}
 }
 
+// A cluster rebuilt while a GitFirst rollout was in flight: Git's file says the unjudged version,
+// the record the version that last passed. The config, applied again with an empty status, takes
+// the record's version as its current one and writes it into the file, so the workload comes back
+// on it.
+func TestARebuiltGitFirstConfigComesBackOnTheVersionThatLastPassed(t *testing.T) {
+	record := "config: shop/web\nimage: ghcr.io/acme/web\ncurrentVersion: 1.3.0\nfailedVersions:\n- 1.2.0\n"
+	f := newWriteBackFixture(t, map[string]string{"prod/kustomization.yaml": "images:\n- name: ghcr.io/acme/web\n  newTag: 1.4.0 # in flight\n",
+		".rollgate/shop/web.yaml": record}, v1alpha1.RollingUpgradeConfigStatus{ObservedGeneration: 1})
+	ruc := f.config()
+	ruc.Spec.GitWriteBack.Mode = v1alpha1.ModeGitFirst
+	if err := f.c.Update(f.ctx, ruc); err != nil {
+		t.Fatal(err)
+	}
+
+	got := f.reconcileUntilWritten()
+	st := got.Status
+	if st.CurrentVersion != "1.3.0" || st.CurrentImage != "ghcr.io/acme/web:1.3.0" || strings.Join(st.FailedVersions, ",") != "1.2.0" ||
+		st.RecordedTarget == nil || st.RecordedTarget.Name != "web" {
+		t.Fatalf("status after reading the record: current %s %s, failed %v, target %+v", st.CurrentVersion, st.CurrentImage, st.FailedVersions, st.RecordedTarget)
+	}
+	f.reconcileUntilWritten()
+	if k := f.show("prod/kustomization.yaml"); k != "images:\n- name: ghcr.io/acme/web\n  newTag: 1.3.0 # in flight\n" {
+		t.Errorf("the workload's file:\n%s", k)
+	}
+}
+
 // A GitWriteBack with a signing key signs its commits; a key that cannot be used (here: the wrong
 // passphrase) writes nothing, says why without the key or the passphrase, with one Warning event.
 func TestCommitsAreSignedWithTheKeyOfTheSecret(t *testing.T) {

@@ -29,6 +29,10 @@ type renderFacts struct {
 	// Deleting: the config is being deleted. The renderer then only puts back an image the
 	// workload does not run; recording it would take back what the deletion gave up.
 	Deleting bool
+	// StandIn: the render stands in for a commit that cannot be written (GitFirst, Git failing).
+	// The GitOps tool putting Git's image back meanwhile is no fight, only Git being late: it is
+	// rendered again at each revert, and none is counted.
+	StandIn bool
 }
 
 // renderDecision is what the renderer does.
@@ -84,6 +88,9 @@ func decideRender(in renderFacts, now time.Time) renderDecision {
 		other := firstOther(in.Owners)
 		if other == "" {
 			return renderDecision{Render: true, Fight: in.Fight, Reason: "rendering the image again: changed under rollgate's own field manager"}
+		}
+		if in.StandIn {
+			return renderDecision{Render: true, Fight: in.Fight, Reason: "rendering the image again: Git, which cannot be written yet, was applied over it"}
 		}
 		if in.Fight.count >= v1alpha1.MaxImageReverts {
 			return renderDecision{Fight: in.Fight, Reason: "not rendering again: another field manager keeps changing the image back"}

@@ -56,6 +56,14 @@ func TestRevertCounting(t *testing.T) {
 			render: false,
 		},
 		{
+			name: "a render standing in for Git while it cannot be written is rendered again after each sync of the GitOps tool, never counted",
+			facts: renderFacts{Config: "web", Want: targetImage, Running: gitImage, LastImage: targetImage, LastConfig: "web",
+				Owners: []string{gitOps}, StandIn: true, Fight: revertState{count: 3, by: gitOps, at: seenAgo(time.Hour)}},
+			render: true,
+			fight:  revertState{count: 3, by: gitOps, at: seenAgo(time.Hour)},
+			reason: "rendering the image again: Git, which cannot be written yet, was applied over it",
+		},
+		{
 			name: "an image changed back by another field manager is rendered again and counted once",
 			facts: renderFacts{Config: "web", Want: targetImage, Running: gitImage, LastImage: targetImage, LastConfig: "web",
 				Owners: []string{gitOps}},

@@ -141,8 +141,8 @@ func (m *rolloutMetrics) record(ruc *v1alpha1.RollingUpgradeConfig, d rollout.De
 	s.circuitOpen = st.CircuitOpen
 	s.pending = st.Phase == v1alpha1.PhasePending
 	s.deadline = 0
-	if t, err := time.Parse(time.RFC3339, d.Annotations.UpdateStarted); s.active && err == nil {
-		s.deadline = float64(t.Add(ruc.Spec.HealthTimeoutOrDefault()).Unix())
+	if t, ok := rollout.Deadline(ruc.Spec, d.Annotations); s.active && ok {
+		s.deadline = float64(t.Unix())
 	}
 
 	duration := &s.durationSuccess

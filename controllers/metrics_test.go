@@ -61,6 +61,15 @@ func TestMetricsFollowDecisionsAndGoWithTheConfig(t *testing.T) {
 	if got, want := value("rolling_upgrade_deadline_timestamp_seconds{web}"), float64(start.Add(10*time.Minute).Unix()); got != want {
 		t.Errorf("deadline %v, want %v", got, want)
 	}
+	// A GitFirst check waiting for its image has the apply timeout's deadline.
+	gitFirst := ruc.DeepCopy()
+	gitFirst.Spec.GitWriteBack = &v1alpha1.GitWriteBackReference{Mode: v1alpha1.ModeGitFirst, ApplyTimeout: &metav1.Duration{Duration: 3 * time.Minute}}
+	waiting := decide(v1alpha1.PhaseInProgress, false, rollout.OutcomeNone)
+	waiting.Annotations.CheckPaused = waiting.Annotations.UpdateStarted // paused since its start: the image has not arrived
+	m.record(gitFirst, waiting, start, nil)
+	if got, want := value("rolling_upgrade_deadline_timestamp_seconds{web}"), float64(start.Add(3*time.Minute).Unix()); got != want {
+		t.Errorf("deadline of a GitFirst check waiting for its image %v, want %v", got, want)
+	}
 	m.record(ruc, decide(v1alpha1.PhaseCompleted, false, rollout.OutcomeHealthy), start.Add(42*time.Second),
 		[]time.Duration{3 * time.Second, 4 * time.Second})
 	if seriesIn(t, m, "metrics-test")["rolling_upgrade_deadline_timestamp_seconds{web}"] != nil {

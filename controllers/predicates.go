@@ -1,6 +1,8 @@
 package controllers
 
 import (
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
 
@@ -32,4 +34,22 @@ var gitRecordRead = configUpdate(func(old, cur *v1alpha1.RollingUpgradeConfig) b
 // forgets the config.
 var removedWriteBack = configUpdate(func(old, cur *v1alpha1.RollingUpgradeConfig) bool {
 	return old.Spec.GitWriteBack != nil && cur.Spec.GitWriteBack == nil
+})
+
+// gitWritten lets through the status updates by which the write-back says that a GitFirst
+// config's write went through or failed: such a config starts, and times its wait for the GitOps
+// tool, by what Git took.
+var gitWritten = configUpdate(func(old, cur *v1alpha1.RollingUpgradeConfig) bool {
+	if !cur.Spec.GitWriteBack.GitFirst() {
+		return false
+	}
+	lastWrite := func(c *v1alpha1.RollingUpgradeConfig) *metav1.Time {
+		if c.Status.GitWriteBack == nil {
+			return nil
+		}
+		return c.Status.GitWriteBack.LastWrite
+	}
+	return !lastWrite(old).Equal(lastWrite(cur)) ||
+		apimeta.IsStatusConditionTrue(old.Status.Conditions, v1alpha1.ConditionGitWriteBack) !=
+			apimeta.IsStatusConditionTrue(cur.Status.Conditions, v1alpha1.ConditionGitWriteBack)
 })

@@ -87,7 +87,8 @@ func (r *RollingUpgradeConfigReconciler) reportPanic(ctx context.Context, ruc *v
 // podUpgrades times the pods of the new version when the decision ends a health check. It only
 // feeds a metric, so a failure to list the pods is logged and the rollout goes on.
 func (r *RollingUpgradeConfigReconciler) podUpgrades(ctx context.Context, ruc *v1alpha1.RollingUpgradeConfig, w *workload, d rollout.Decision) []time.Duration {
-	if w == nil || !d.Outcome.Ends() || d.Rollout.Image == "" {
+	// A withdrawn version never reached the workload: it has no pods.
+	if w == nil || !d.Outcome.Ends() || d.Outcome == rollout.OutcomeWithdrawn || d.Rollout.Image == "" {
 		return nil
 	}
 	times, err := podUpgradeTimes(ctx, r.APIReader, w, ruc.Spec.Container, d.Rollout.Image, d.Rollout.Started)
@@ -144,6 +145,7 @@ func (r *RollingUpgradeConfigReconciler) apply(ctx context.Context, ruc *v1alpha
 		if rollout.AnnotationsOf(ruc) == d.Annotations && controllerutil.ContainsFinalizer(ruc, v1alpha1.Finalizer) {
 			return nil
 		}
+		before := ruc.DeepCopy()
 		controllerutil.AddFinalizer(ruc, v1alpha1.Finalizer)
 		a := ruc.GetAnnotations()
 		if a == nil {
@@ -157,7 +159,7 @@ func (r *RollingUpgradeConfigReconciler) apply(ctx context.Context, ruc *v1alpha
 			}
 		}
 		ruc.SetAnnotations(a)
-		return r.Client.Update(ctx, ruc, client.FieldOwner(v1alpha1.FieldManager))
+		return patchMetadata(ctx, r.Client, before, ruc)
 	}
 	writeStatus := func() error {
 		if equality.Semantic.DeepEqual(ruc.Status, d.Status) {
@@ -189,6 +191,14 @@ func (r *RollingUpgradeConfigReconciler) apply(ctx context.Context, ruc *v1alpha
 	return nil
 }
 
+// patchMetadata writes what changed of the config's metadata (its annotations and finalizers) from
+// before to ruc, failing with a conflict if another wrote the config in between. The spec is not
+// sent: written back from Go, it would not be the bytes a person or a GitOps tool applied ("10m"
+// comes out as "10m0s"), and each write would change its generation and be a drift to revert.
+func patchMetadata(ctx context.Context, c client.Client, before, ruc *v1alpha1.RollingUpgradeConfig) error {
+	return c.Patch(ctx, ruc, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(v1alpha1.FieldManager))
+}
+
 // finalize carries out the deletion policy of a deleted config, gives up rollgate's hold on its
 // workload, and lets the config go.
 func (r *RollingUpgradeConfigReconciler) finalize(ctx context.Context, ruc *v1alpha1.RollingUpgradeConfig) (ctrl.Result, error) {
@@ -217,7 +227,7 @@ func (r *RollingUpgradeConfigReconciler) finalize(ctx context.Context, ruc *v1al
 	}
 	subject := ruc.DeepCopy()
 	controllerutil.RemoveFinalizer(ruc, v1alpha1.Finalizer)
-	if err := r.Client.Update(ctx, ruc, client.FieldOwner(v1alpha1.FieldManager)); client.IgnoreNotFound(err) != nil {
+	if err := patchMetadata(ctx, r.Client, subject, ruc); client.IgnoreNotFound(err) != nil {
 		return ctrl.Result{}, err
 	}
 	for _, e := range f.Events {
@@ -228,14 +238,14 @@ func (r *RollingUpgradeConfigReconciler) finalize(ctx context.Context, ruc *v1al
 }
 
 // SetupWithManager watches configs (spec and annotation changes; the status is the controller's
-// own, but for the write-back's first read of the config's record in Git), their workloads and
-// their sources.
+// own, but for the write-back's first read of the config's record in Git, and what Git took of a
+// GitFirst config), their workloads and their sources.
 func (r *RollingUpgradeConfigReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	c := mgr.GetClient()
 	return ctrl.NewControllerManagedBy(mgr).
 		Named("rollingupgradeconfig").
 		For(&v1alpha1.RollingUpgradeConfig{}, builder.WithPredicates(
-			predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, gitRecordRead))).
+			predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, gitRecordRead, gitWritten))).
 		Watches(&appsv1.Deployment{}, byTarget(c, v1alpha1.KindDeployment)).
 		Watches(&appsv1.StatefulSet{}, byTarget(c, v1alpha1.KindStatefulSet)).
 		Watches(&v1alpha1.ApplicationVersion{}, byName(c, indexApplicationVersion)).

@@ -60,13 +60,13 @@ func newBindWorld(t *testing.T, failAt int) *bindWorld {
 		WithStatusSubresource(&v1alpha1.RollingUpgradeConfig{}, &appsv1.Deployment{}, &corev1.Pod{}).
 		WithIndex(&v1alpha1.RollingUpgradeConfig{}, indexTarget, configIndexes[indexTarget]).
 		WithInterceptorFuncs(interceptor.Funcs{
-			Update: func(ctx context.Context, cl client.WithWatch, obj client.Object, opts ...client.UpdateOption) error {
+			Patch: func(ctx context.Context, cl client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
 				if _, ok := obj.(*v1alpha1.RollingUpgradeConfig); ok {
 					if err := fail(); err != nil {
 						return err
 					}
 				}
-				return cl.Update(ctx, obj, opts...)
+				return cl.Patch(ctx, obj, patch, opts...)
 			},
 			SubResourceUpdate: func(ctx context.Context, cl client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
 				if _, ok := obj.(*v1alpha1.RollingUpgradeConfig); ok {

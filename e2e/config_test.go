@@ -83,7 +83,8 @@ func TestPlainExamplePassesServerDryRun(t *testing.T) {
 	}
 }
 
-// TestGitOpsExamplesPassServerDryRun checks examples/flux and examples/argocd against the real
+// TestGitOpsExamplesPassServerDryRun checks examples/flux, examples/argocd and examples/gitfirst
+// (which e2e/gitfirst_test.go also runs through Flux) against the real
 // Flux and Argo CD CRDs (from their Go modules, see `make example-crds`). kubectl validates
 // strictly, so a field the CRD does not know (say, a misspelt ignore rule) fails here.
 func TestGitOpsExamplesPassServerDryRun(t *testing.T) {
@@ -94,10 +95,13 @@ func TestGitOpsExamplesPassServerDryRun(t *testing.T) {
 	}
 	shop := newNamespace(t, "shop")
 	for _, f := range []string{"examples/flux/gitrepository.yaml", "examples/flux/kustomization.yaml",
-		"examples/argocd/application.yaml", "examples/argocd/argocd-cm-health.yaml"} {
+		"examples/argocd/application.yaml", "examples/argocd/argocd-cm-health.yaml",
+		"examples/gitfirst/flux.yaml", "examples/gitfirst/argocd.yaml"} {
 		mustKubectl(t, "apply", "--dry-run=server", "-f", f)
 	}
-	mustKubectl(t, "-n", shop, "apply", "--dry-run=server", "-k", "examples/flux/apps/shop")
+	for _, dir := range []string{"examples/flux/apps/shop", "examples/gitfirst/apps/shop"} {
+		mustKubectl(t, "-n", shop, "apply", "--dry-run=server", "-k", dir)
+	}
 
 	// The same Kustomization with a misspelt field is refused: the check above is a real one.
 	bad, err := os.ReadFile(filepath.Join(repoRoot, "examples/flux/kustomization.yaml"))

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"testing"
@@ -133,4 +134,26 @@ func isReady(p *corev1.Pod) bool {
 // cluster are done.
 func inNamespaceOnly(t *testing.T) {
 	t.Parallel()
+}
+
+// runProcess starts cmd with its output in a log of the test's, and kills it when the test ends,
+// showing the log if the test failed.
+func runProcess(t *testing.T, name string, cmd *exec.Cmd) {
+	t.Helper()
+	log, err := os.CreateTemp(t.TempDir(), name+"-*.log")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd.Stdout, cmd.Stderr = log, log
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = cmd.Process.Kill()
+		_ = cmd.Wait()
+		if t.Failed() {
+			out, _ := os.ReadFile(log.Name())
+			t.Logf("%s log:\n%s", name, out)
+		}
+	})
 }

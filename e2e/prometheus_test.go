@@ -52,22 +52,7 @@ scrape_configs:
 	}
 	cmd := exec.Command(bin, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "data"),
 		"--web.listen-address="+addr)
-	log, err := os.Create(filepath.Join(dir, "prometheus.log"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd.Stdout, cmd.Stderr = log, log
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		if t.Failed() {
-			out, _ := os.ReadFile(log.Name())
-			t.Logf("prometheus log:\n%s", out)
-		}
-	})
+	runProcess(t, "prometheus", cmd)
 	waitStatus(t, "http://"+addr+"/-/ready", "", http.StatusOK)
 	c, err := promapi.NewClient(promapi.Config{Address: "http://" + addr})
 	if err != nil {

@@ -247,6 +247,7 @@ func (r rbacRow) String() string {
 
 var rbacRows = []rbacRow{
 	{verb: "watch", group: "rollgate.dev", resource: "rollingupgradeconfigs"},
+	{verb: "patch", group: "rollgate.dev", resource: "rollingupgradeconfigs"},
 	{verb: "update", group: "rollgate.dev", resource: "rollingupgradeconfigs"},
 	{verb: "update", group: "rollgate.dev", resource: "rollingupgradeconfigs", subresource: "status"},
 	{verb: "patch", group: "rollgate.dev", resource: "rollingupgradeconfigs", subresource: "status"},

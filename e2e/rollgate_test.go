@@ -30,13 +30,14 @@ func img(tag string) string { return appRepo + ":" + tag }
 type scenario struct {
 	t       *testing.T
 	ns      string
+	name    string // of the config: "app"
 	manager *manager
 }
 
 func newScenario(t *testing.T, prefix string) *scenario {
 	t.Helper()
 	installCRDs(t)
-	return &scenario{t: t, ns: newNamespace(t, prefix)}
+	return &scenario{t: t, ns: newNamespace(t, prefix), name: "app"}
 }
 
 // start runs a manager for the scenario's namespace.
@@ -127,7 +128,7 @@ func (s *scenario) annotate(key, value string) {
 func (s *scenario) config() *v1alpha1.RollingUpgradeConfig {
 	s.t.Helper()
 	var c v1alpha1.RollingUpgradeConfig
-	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: s.ns, Name: "app"}, &c); err != nil {
+	if err := k8s.Get(context.Background(), client.ObjectKey{Namespace: s.ns, Name: s.name}, &c); err != nil {
 		s.t.Fatal(err)
 	}
 	return &c
@@ -136,7 +137,7 @@ func (s *scenario) config() *v1alpha1.RollingUpgradeConfig {
 // waitConfig waits until cond holds for the config.
 func (s *scenario) waitConfig(timeout time.Duration, what string, cond func(c *v1alpha1.RollingUpgradeConfig) bool) *v1alpha1.RollingUpgradeConfig {
 	s.t.Helper()
-	return waitNamed(s.t, s.ns, "app", timeout, what, cond)
+	return waitNamed(s.t, s.ns, s.name, timeout, what, cond)
 }
 
 // waitNamed waits until cond holds for the config name in namespace ns.
@@ -173,6 +174,9 @@ func describeConfig(c *v1alpha1.RollingUpgradeConfig) string {
 	if ready != nil {
 		msg = fmt.Sprintf("%s %s: %s", ready.Status, ready.Reason, ready.Message)
 	}
+	if git := apimeta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionGitWriteBack); git != nil {
+		msg += fmt.Sprintf("] git=[%s %s (generation %d of %d): %s", git.Status, git.Reason, git.ObservedGeneration, c.Generation, git.Message)
+	}
 	return fmt.Sprintf("phase=%s current=%s target=%s rollbacks=%d circuit=%v failed=%v annotations=%v ready=[%s]",
 		c.Status.Phase, c.Status.CurrentVersion, c.Status.TargetVersion, c.Status.RollbackCount, c.Status.CircuitOpen,
 		c.Status.FailedVersions, rollgateAnnotations(c), msg)
@@ -193,7 +197,7 @@ func (s *scenario) events() []corev1.Event {
 	s.t.Helper()
 	var list corev1.EventList
 	err := k8s.List(context.Background(), &list, client.InNamespace(s.ns),
-		client.MatchingFields{"involvedObject.kind": "RollingUpgradeConfig", "involvedObject.name": "app"})
+		client.MatchingFields{"involvedObject.kind": "RollingUpgradeConfig", "involvedObject.name": s.name})
 	if err != nil {
 		s.t.Fatal(err)
 	}

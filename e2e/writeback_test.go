@@ -47,31 +47,9 @@ images:
 `
 	}
 	url := git.Repo(t, "fleet", map[string]string{"shop/kustomization.yaml": kustomization("1.0.0")})
-	// show is the file on main, "" while there is none.
-	show := func(path string) string {
-		out, _ := exec.Command("git", "--git-dir", git.Bare("fleet"), "show", "main:"+path).Output()
-		return string(out)
-	}
-	// inGit waits until the file on main holds what it should (the condition can say True for the
-	// write before while the next one is under way).
-	inGit := func(path string, holds func(string) bool) {
-		t.Helper()
-		eventually(t, time.Minute, path+" on main", func(context.Context) (bool, string, error) {
-			got := show(path)
-			return holds(got), got, nil
-		})
-	}
-	contains := func(parts ...string) func(string) bool {
-		return func(s string) bool {
-			for _, p := range parts {
-				if !strings.Contains(s, p) {
-					return false
-				}
-			}
-			return true
-		}
-	}
-	equals := func(want string) func(string) bool { return func(s string) bool { return s == want } }
+	bare := git.Bare("fleet")
+	show := func(path string) string { return gitShow(bare, path) }
+	inGit := func(path string, holds func(string) bool) { t.Helper(); waitInGit(t, bare, path, holds) }
 
 	s := newScenario(t, "writeback")
 	neverReady(t, s.ns, repo+":1.2.0")
@@ -93,21 +71,17 @@ images:
 	s.start("--git-allow", "127.0.0.1")
 	record := ".rollgate/" + s.ns + "/app.yaml"
 	written := func(what string, cond func(*v1alpha1.RollingUpgradeConfig) bool) *v1alpha1.RollingUpgradeConfig {
-		return s.waitConfig(2*time.Minute, what, func(c *v1alpha1.RollingUpgradeConfig) bool {
-			return cond(c) && c.Status.GitWriteBack != nil &&
-				apimeta.IsStatusConditionTrue(c.Status.Conditions, v1alpha1.ConditionGitWriteBack) &&
-				apimeta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionGitWriteBack).ObservedGeneration == c.Generation
-		})
+		return waitWritten(t, s.ns, "app", what, cond)
 	}
 	written("the first record written", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.0.0" })
-	inGit(record, contains("currentVersion: 1.0.0"))
+	inGit(record, hasAll("currentVersion: 1.0.0"))
 
 	// A good version passes: the kustomization says so, and nothing else in it changed.
 	s.announce("1.1.0")
 	written("1.1.0 passed and written", func(c *v1alpha1.RollingUpgradeConfig) bool {
 		return c.Status.CurrentVersion == "1.1.0" && c.Status.Phase == v1alpha1.PhaseCompleted
 	})
-	inGit("shop/kustomization.yaml", equals(kustomization("1.1.0")))
+	inGit("shop/kustomization.yaml", isText(kustomization("1.1.0")))
 	before := renovateOffers(t, git, host, repo)
 	if !slices.Contains(before, "1.2.0") {
 		t.Fatalf("before any failure Renovate offers %v, want 1.2.0 among them", before)
@@ -118,8 +92,8 @@ images:
 	written("1.2.0 rolled back and written", func(c *v1alpha1.RollingUpgradeConfig) bool {
 		return c.Status.RollbackCount == 1 && c.Status.Phase == v1alpha1.PhaseIdle && slices.Contains(c.Status.FailedVersions, "1.2.0")
 	})
-	inGit(record, contains("currentVersion: 1.1.0", "- 1.2.0"))
-	inGit(".rollgate/renovate.json", contains(`1\\.2\\.0`))
+	inGit(record, hasAll("currentVersion: 1.1.0", "- 1.2.0"))
+	inGit(".rollgate/renovate.json", hasAll(`1\\.2\\.0`))
 	if got := show("shop/kustomization.yaml"); got != kustomization("1.1.0") {
 		t.Errorf("kustomization after the rollback:\n%s", got)
 	}
@@ -152,6 +126,45 @@ images:
 	if ready := apimeta.FindStatusCondition(s.config().Status.Conditions, meta.ReadyCondition); ready == nil || ready.Reason != v1alpha1.ReasonUpToDate {
 		t.Errorf("Ready after the record was read: %+v (%s)", ready, describeConfig(c))
 	}
+}
+
+// gitShow is a file on main of a bare repository, "" while there is none.
+func gitShow(bare, path string) string {
+	out, _ := exec.Command("git", "--git-dir", bare, "show", "main:"+path).Output()
+	return string(out)
+}
+
+// waitInGit waits until the file on main holds what it should (a config's GitWriteBack condition
+// can say True for the write before while the next one is under way).
+func waitInGit(t *testing.T, bare, path string, holds func(string) bool) {
+	t.Helper()
+	eventually(t, time.Minute, path+" on main", func(context.Context) (bool, string, error) {
+		got := gitShow(bare, path)
+		return holds(got), got, nil
+	})
+}
+
+func hasAll(parts ...string) func(string) bool {
+	return func(s string) bool {
+		for _, p := range parts {
+			if !strings.Contains(s, p) {
+				return false
+			}
+		}
+		return true
+	}
+}
+
+func isText(want string) func(string) bool { return func(s string) bool { return s == want } }
+
+// waitWritten waits until cond holds for the config and its status, as it stands, is written to
+// Git (condition GitWriteBack True for its generation).
+func waitWritten(t *testing.T, ns, name, what string, cond func(*v1alpha1.RollingUpgradeConfig) bool) *v1alpha1.RollingUpgradeConfig {
+	t.Helper()
+	return waitNamed(t, ns, name, 2*time.Minute, what, func(c *v1alpha1.RollingUpgradeConfig) bool {
+		w := apimeta.FindStatusCondition(c.Status.Conditions, v1alpha1.ConditionGitWriteBack)
+		return cond(c) && c.Status.GitWriteBack != nil && w != nil && w.Status == metav1.ConditionTrue && w.ObservedGeneration == c.Generation
+	})
 }
 
 // renovateOffers clones the repository, extends the preset rollgate keeps there (served over HTTP:

@@ -3,6 +3,7 @@
 #   kube-apiserver, kube-controller-manager, kube-scheduler, kubectl  (k8s.io/kubernetes)
 #   etcd                                                              (go.etcd.io/etcd/server/v3)
 #   kwok, kwokctl                                                     (sigs.k8s.io/kwok)
+#   kustomize-controller, for the e2e tests (a GitOps tool applying Git) (github.com/fluxcd/kustomize-controller)
 #
 # Each component is built in a throwaway module under $CACHE/src and installed into
 # $CACHE/<component>-<version>/. A stamp file makes a rebuild happen only when a pinned version
@@ -111,6 +112,28 @@ build_kwok() {
       -ldflags "-s -w -X sigs.k8s.io/kwok/pkg/consts.Version=$KWOK_VERSION" \
       -o "$out/" sigs.k8s.io/kwok/cmd/kwok sigs.k8s.io/kwok/cmd/kwokctl)
   echo "$KWOK_VERSION" > "$out/.stamp"
+}
+
+# Flux's kustomize-controller, for the e2e tests: the GitOps tool that applies what rollgate writes
+# to Git. Its module builds with a few of its dependencies pinned to versions that still build
+# together (the Makefile's FLUX_KUSTOMIZE_VERSION is known to build so).
+build_flux() {
+  : "${FLUX_KUSTOMIZE_VERSION:?FLUX_KUSTOMIZE_VERSION is not set (run through make)}"
+  local out="$CACHE/kustomize-controller-$FLUX_KUSTOMIZE_VERSION"
+  if built "$out" kustomize-controller; then log "kustomize-controller $FLUX_KUSTOMIZE_VERSION: cached in $out"; return; fi
+  log "kustomize-controller $FLUX_KUSTOMIZE_VERSION: building (cold: ~10 min: it brings the clients of every cloud KMS)"
+  local src="$CACHE/src/kustomize-controller"
+  throwaway "$src" github.com/fluxcd/kustomize-controller "$FLUX_KUSTOMIZE_VERSION"
+  (cd "$src" && go mod edit \
+      -replace=github.com/opencontainers/go-digest=github.com/opencontainers/go-digest@v1.0.1-0.20220411205349-bde1400a84be \
+      -replace=gopkg.in/yaml.v3=gopkg.in/yaml.v3@v3.0.1 \
+      -replace=sigs.k8s.io/kustomize/api=sigs.k8s.io/kustomize/api@v0.21.1 \
+      -replace=sigs.k8s.io/kustomize/kyaml=sigs.k8s.io/kustomize/kyaml@v0.21.1 &&
+    printf '//go:build tools\n\npackage build\n\nimport _ "github.com/fluxcd/kustomize-controller"\n' > tools.go &&
+    go mod tidy -e 2>&1 | grep -v "^go: downloading" >&2 || true &&
+    mkdir -p "$out" &&
+    CGO_ENABLED=0 go build -tags tools -trimpath -ldflags "-s -w" -o "$out/kustomize-controller" github.com/fluxcd/kustomize-controller)
+  echo "$FLUX_KUSTOMIZE_VERSION" > "$out/.stamp"
 }
 
 for c in "${@:-etcd kube kwok}"; do

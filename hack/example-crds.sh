@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Fetches the CRDs of the GitOps tools the examples use (Flux's GitRepository and Kustomization,
-# Argo CD's Application) from their Go modules, pinned by the Makefile, into $EXAMPLE_CRDS, so that
+# Fetches the CRDs of the GitOps tools the examples use (Flux's sources and Kustomization, Argo CD's
+# Application) from their Go modules, pinned by the Makefile, into $EXAMPLE_CRDS, so that
 # the e2e tests can check examples/flux and examples/argocd against the real schemas. The
 # prometheus-operator's CRDs (ServiceMonitor, PrometheusRule, for config/prometheus) are generated
 # from its API module with controller-gen, as that project builds them: its main module, which holds
@@ -10,7 +10,7 @@ set -euo pipefail
 : "${PROMETHEUS_OPERATOR_VERSION:?run through make}" "${CONTROLLER_GEN:?run through make}"
 : "${EXAMPLE_CRDS:?run through make}" "${CACHE:?run through make}"
 
-stamp="$EXAMPLE_CRDS/.stamp-$FLUX_SOURCE_VERSION-$FLUX_KUSTOMIZE_VERSION-$ARGOCD_VERSION-$PROMETHEUS_OPERATOR_VERSION"
+stamp="$EXAMPLE_CRDS/.stamp-2-$FLUX_SOURCE_VERSION-$FLUX_KUSTOMIZE_VERSION-$ARGOCD_VERSION-$PROMETHEUS_OPERATOR_VERSION"
 [ -f "$stamp" ] && exit 0
 rm -rf "$EXAMPLE_CRDS" && mkdir -p "$EXAMPLE_CRDS" "$CACHE/src/example-crds"
 cd "$CACHE/src/example-crds"
@@ -24,7 +24,10 @@ fetch() {
   [ -n "$dir" ] || { echo "error: could not download $mod@$ver from the Go module proxy" >&2; exit 1; }
   for f in "$@"; do cp "$dir/$f" "$EXAMPLE_CRDS/"; done
 }
-fetch github.com/fluxcd/source-controller "$FLUX_SOURCE_VERSION" config/crd/bases/source.toolkit.fluxcd.io_gitrepositories.yaml
+# kustomize-controller, which the e2e tests run, watches every kind of source it can apply.
+fetch github.com/fluxcd/source-controller "$FLUX_SOURCE_VERSION" config/crd/bases/source.toolkit.fluxcd.io_gitrepositories.yaml \
+  config/crd/bases/source.toolkit.fluxcd.io_ocirepositories.yaml config/crd/bases/source.toolkit.fluxcd.io_buckets.yaml \
+  config/crd/bases/source.toolkit.fluxcd.io_externalartifacts.yaml
 fetch github.com/fluxcd/kustomize-controller "$FLUX_KUSTOMIZE_VERSION" config/crd/bases/kustomize.toolkit.fluxcd.io_kustomizations.yaml
 fetch github.com/argoproj/argo-cd/v3 "$ARGOCD_VERSION" manifests/crds/application-crd.yaml
 chmod u+w "$EXAMPLE_CRDS"/*.yaml

@@ -1,6 +1,8 @@
 package v1alpha1
 
 import (
+	"time"
+
 	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
@@ -49,8 +51,9 @@ type GitWriteBackSpec struct {
 
 	// MessageTemplate is the commit message, a Go text/template executed with .Outcomes: one per
 	// config whose files the commit changes, with .Namespace, .Name, .Image, .Version (the version
-	// that runs now: the last to pass), .Result (Healthy or RolledBack; empty before any verdict),
-	// .Tried (the version of that verdict), .Reason (what its history entry adds),
+	// that last passed), .Rolling (a GitFirst config: the version the commit rolls out), .Result
+	// (Healthy, RolledBack or Withdrawn; empty before any verdict), .Tried (the version of that
+	// verdict), .Reason (what its history entry adds),
 	// .FailedVersions and .Line (rollgate's own line for it). Empty: rollgate's message, a subject
 	// and a line per config. A template that fails on an example stops the writes and says why in
 	// each config's GitWriteBack condition.
@@ -146,6 +149,58 @@ type GitWriteBackReference struct {
 	// +kubebuilder:validation:MaxLength=1024
 	// +kubebuilder:validation:XValidation:rule="!self.startsWith('/') && !self.contains('..')",message="path must be a file inside the repository"
 	Path string `json:"path"`
+
+	// Mode says which of Git and the cluster gets a new image first.
+	//
+	// ClusterFirst (the default): rollgate renders the image into the workload and, after each
+	// verdict, commits the version that passed to Path. The GitOps tool that applies Path needs an
+	// ignore rule for the image field, or it puts Git's image back.
+	//
+	// GitFirst: a rollout is a commit of the new image to Path, which the GitOps tool applies; the
+	// health check starts when the image reaches the workload, and a rollback is a commit of the last
+	// healthy image. Git always says what should run, and no ignore rule is needed. A rollback that
+	// cannot be written to Git is also rendered into the workload, so a broken version never stays
+	// up because Git is down.
+	// +kubebuilder:validation:Enum=ClusterFirst;GitFirst
+	// +kubebuilder:default=ClusterFirst
+	// +optional
+	Mode GitWriteBackMode `json:"mode,omitempty"`
+
+	// ApplyTimeout (GitFirst) is how long the GitOps tool has to bring a committed image to the
+	// workload; the health timer starts when it arrives. A version that has not arrived by then is
+	// withdrawn without a verdict: Git gets the last healthy image back, the version is not put on
+	// the failed list, and the next rollout waits (ApplyTimeout after the first withdrawal, twice
+	// as long after each further one in a row, at most a day).
+	// +kubebuilder:default="10m"
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$') && duration(self) >= duration('30s')",message="applyTimeout must be a duration of at least 30s, e.g. 10m"
+	// +optional
+	ApplyTimeout *metav1.Duration `json:"applyTimeout,omitempty"`
+}
+
+// GitWriteBackMode is which of Git and the cluster gets a new image first.
+type GitWriteBackMode string
+
+const (
+	// ModeClusterFirst: rendered into the workload, then each verdict committed.
+	ModeClusterFirst GitWriteBackMode = "ClusterFirst"
+	// ModeGitFirst: committed, and applied by the GitOps tool; rollgate watches and commits the rollback.
+	ModeGitFirst GitWriteBackMode = "GitFirst"
+)
+
+// DefaultApplyTimeout is spec.gitWriteBack.applyTimeout when unset.
+const DefaultApplyTimeout = 10 * time.Minute
+
+// GitFirst reports whether the reference asks for GitFirst.
+func (r *GitWriteBackReference) GitFirst() bool { return r != nil && r.Mode == ModeGitFirst }
+
+// ApplyTimeoutOrDefault is ApplyTimeout, or its default when unset.
+func (r *GitWriteBackReference) ApplyTimeoutOrDefault() time.Duration {
+	if r == nil || r.ApplyTimeout == nil {
+		return DefaultApplyTimeout
+	}
+	return r.ApplyTimeout.Duration
 }
 
 // GitWriteBackStatus is what was last written to Git for a config.

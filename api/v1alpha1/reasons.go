@@ -20,6 +20,7 @@ const (
 	EventRollbackStuck               = "RollbackStuck"               // a rollback is not healthy after the health timeout
 	EventReconcilePanic              = "ReconcilePanic"              // the manager failed on this config; it retries, others go on
 	EventGitWriteBackFailed          = "GitWriteBackFailed"          // an outcome could not be written to Git; tried again (docs/operations.md)
+	EventNotAppliedFromGit           = "NotAppliedFromGit"           // GitFirst: a committed image did not reach the workload in time; withdrawn
 )
 
 // Condition reasons of RollingUpgradeConfig (besides the event reasons, which double as reasons of
@@ -38,6 +39,7 @@ const (
 	ReasonValid              = "Valid"              // an ApplicationVersion whose version is usable
 	ReasonWritten            = "Written"            // the last write put the status in Git (condition GitWriteBack)
 	ReasonAwaitingGitRecord  = "AwaitingGitRecord"  // a config that writes back reads its record in Git before any rollout
+	ReasonAwaitingGitOps     = "AwaitingGitOps"     // GitFirst: the committed image has yet to reach the workload
 )
 
 // ConditionGitWriteBack is the condition of a config with spec.gitWriteBack: True (Written) once a

@@ -194,8 +194,9 @@ type RollingUpgradeConfigSpec struct {
 	// into the workload's file, and this config's record (that version and the failed ones), from
 	// which the Renovate preset of failed versions is made. No rollout starts before the config's
 	// record in Git was read once (status.gitWriteBack set: the versions that failed in an earlier
-	// life of the config count); after that rollouts never wait for Git. The image is rendered into
-	// the workload as without it, so the GitOps tool keeps its ignore rule for the image field.
+	// life of the config count, and the version that last passed). In the ClusterFirst mode rollouts
+	// never wait for Git after that, and the GitOps tool keeps an ignore rule for the image field; in
+	// the GitFirst mode a rollout is a commit that the GitOps tool applies (see mode).
 	// +optional
 	GitWriteBack *GitWriteBackReference `json:"gitWriteBack,omitempty"`
 }
@@ -236,7 +237,7 @@ const (
 )
 
 // RolloutResult is the outcome of one rollout in the version history.
-// +kubebuilder:validation:Enum=Healthy;RolledBack;Abandoned
+// +kubebuilder:validation:Enum=Healthy;RolledBack;Abandoned;Withdrawn
 type RolloutResult string
 
 const (
@@ -247,6 +248,10 @@ const (
 	// ResultAbandoned: a person ended the health check before its verdict (changed the config's
 	// target workload or container); the version was not judged and is not on the failed list.
 	ResultAbandoned RolloutResult = "Abandoned"
+	// ResultWithdrawn: the version was committed to Git (spec.gitWriteBack.mode GitFirst) but did not
+	// reach the workload within the apply timeout, so the commit was undone; it was not judged and
+	// is not on the failed list.
+	ResultWithdrawn RolloutResult = "Withdrawn"
 )
 
 // MaxFailedVersions is the number of failedVersions entries kept; see FailedVersionsDropped.
@@ -263,7 +268,7 @@ type VersionHistoryEntry struct {
 	Image string `json:"image"`
 	// AppliedAt is when the rollout started.
 	AppliedAt metav1.Time `json:"appliedAt"`
-	// Status is the outcome: Healthy, RolledBack or Abandoned.
+	// Status is the outcome: Healthy, RolledBack, Abandoned or Withdrawn.
 	Status RolloutResult `json:"status"`
 	// Reason says what the status alone does not, e.g. that a version set by hand replaced a newer
 	// one, which then went on the failed list.

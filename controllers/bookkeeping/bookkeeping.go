@@ -91,12 +91,30 @@ func AdoptFailed(st *v1alpha1.RollingUpgradeConfigStatus, versions []string) boo
 	return true
 }
 
+// AdoptCurrent takes the version that last passed in an earlier life of the config (its record in
+// Git) as the current one, when the status has recorded no image yet.
+func AdoptCurrent(st *v1alpha1.RollingUpgradeConfigStatus, repository, version string, target v1alpha1.RecordedTarget) {
+	if version != "" && st.CurrentImage == "" {
+		st.CurrentVersion, st.CurrentImage, st.RecordedTarget = version, repository+":"+version, &target
+	}
+}
+
 // Abandon records a rollout a person ended before its verdict: a history entry, nothing else.
 func Abandon(st *v1alpha1.RollingUpgradeConfigStatus, version, image string, appliedAt metav1.Time) {
 	if lastIs(st, version, appliedAt, v1alpha1.ResultAbandoned) {
 		return
 	}
 	appendHistory(st, v1alpha1.VersionHistoryEntry{Version: version, Image: image, AppliedAt: appliedAt, Status: v1alpha1.ResultAbandoned})
+}
+
+// Withdraw records a GitFirst rollout whose image never reached the workload: a history entry
+// saying why, nothing else (the version was not judged).
+func Withdraw(st *v1alpha1.RollingUpgradeConfigStatus, version, image string, appliedAt metav1.Time, why string) {
+	if lastIs(st, version, appliedAt, v1alpha1.ResultWithdrawn) {
+		return
+	}
+	appendHistory(st, v1alpha1.VersionHistoryEntry{Version: version, Image: image, AppliedAt: appliedAt,
+		Status: v1alpha1.ResultWithdrawn, Reason: why})
 }
 
 // capFailed keeps the failed list within v1alpha1.MaxFailedVersions. Versions at or below the

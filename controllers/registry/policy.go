@@ -125,7 +125,7 @@ func (p AddressPolicy) Resolve(ctx context.Context, host string) (netip.Addr, er
 // Errors of the policy; classify turns them into a listing's reason.
 var (
 	errAddressRefused  = errors.New("the registry's address is not allowed by the manager (--registry-allow)")
-	errRedirectRefused = errors.New("the registry redirected to another host")
+	errRedirectRefused = errors.New("the server redirected to another host")
 )
 
 // allowedHostKey marks a request whose host the allow list names, for the dialler to see.

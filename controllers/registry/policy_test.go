@@ -140,7 +140,7 @@ func TestAListingKeepsToTheAddressPolicy(t *testing.T) {
 		{name: "an allowed address lists", allow: []string{"127.0.0.1"}, host: host, wantTags: 2},
 		{name: "an allowed name lists", allow: []string{"localhost"}, host: viaName, wantTags: 2},
 		{name: "a redirect to another host is not followed", allow: []string{"127.0.0.0/8", "localhost"},
-			host: trim(redirecting), wantSays: "registry refused: the registry redirected to another host", wantRequests: 2},
+			host: trim(redirecting), wantSays: "registry refused: the server redirected to another host", wantRequests: 2},
 		{name: "a token realm on the metadata address is not asked", allow: []string{"127.0.0.1"},
 			host: trim(metadataRealm), wantSays: "registry unreachable (no valid answer)", wantRequests: 1},
 		{name: "a redirect on the same host is followed", allow: []string{"127.0.0.1"}, host: trim(moving), wantTags: 1},

@@ -66,8 +66,8 @@ func resetCircuit(d *Decision, cfg *v1alpha1.RollingUpgradeConfig) {
 	}
 }
 
-// recordedTargetOf is the workload and container a config's spec names.
-func recordedTargetOf(spec v1alpha1.RollingUpgradeConfigSpec) v1alpha1.RecordedTarget {
+// RecordedTargetOf is the workload and container a config's spec names, as a status records them.
+func RecordedTargetOf(spec v1alpha1.RollingUpgradeConfigSpec) v1alpha1.RecordedTarget {
 	return v1alpha1.RecordedTarget{Kind: spec.TargetRef.Kind, Name: spec.TargetRef.Name, Container: spec.Container}
 }
 
@@ -83,7 +83,7 @@ func recordedTargetOf(spec v1alpha1.RollingUpgradeConfigSpec) v1alpha1.RecordedT
 // It reports whether the decision is made.
 func retarget(d *Decision, in Input) bool {
 	st := &d.Status
-	want := recordedTargetOf(in.Config.Spec)
+	want := RecordedTargetOf(in.Config.Spec)
 	switch {
 	case st.RecordedTarget == nil && st.CurrentImage != "":
 		st.RecordedTarget = &want // recorded before targets were: it can only be this one

@@ -84,11 +84,14 @@ const (
 	// OutcomeAbandoned: a person ended the health check (removed or changed the target, or retargeted
 	// the config): no verdict on the version, which is not put on the failed list.
 	OutcomeAbandoned Outcome = "Abandoned"
+	// OutcomeWithdrawn: a version committed to Git (GitFirst) never reached the workload: no
+	// verdict, Git gets the current image back.
+	OutcomeWithdrawn Outcome = "Withdrawn"
 )
 
 // Ends reports whether the outcome ends a health check.
 func (o Outcome) Ends() bool {
-	return o == OutcomeHealthy || o == OutcomeFailed || o == OutcomeAbandoned
+	return o == OutcomeHealthy || o == OutcomeFailed || o == OutcomeAbandoned || o == OutcomeWithdrawn
 }
 
 // Rollout identifies the rollout an outcome is about.

@@ -63,6 +63,18 @@ func TestIdleWaitsAndExplains(t *testing.T) {
 			reason:     v1alpha1.ReasonAwaitingGitRecord,
 			message:    "waiting to read this config's record in Git (GitWriteBack fleet, condition GitWriteBack): the versions that failed before count",
 		},
+		{
+			name: "a GitFirst config whose last rollout was withdrawn waits, and says until when and why",
+			cfg: config(current("1.0.0"), gitFirstConfig, func(c *v1alpha1.RollingUpgradeConfig) {
+				c.Status.VersionHistory = []v1alpha1.VersionHistoryEntry{{Version: "1.1.0", Status: v1alpha1.ResultWithdrawn,
+					AppliedAt: metav1.NewTime(now.Add(-15 * time.Minute)), Reason: "did not reach Deployment web from Git within 10m0s"}}
+			}),
+			workload:   deploymentAt("1.0.0", healthy),
+			candidates: av("1.1.0"),
+			reason:     v1alpha1.EventNotAppliedFromGit,
+			message: "1.1.0 waits until 2026-12-01T02:05:00Z: 1.1.0 was committed to shop/kustomization.yaml of GitWriteBack fleet and " +
+				"did not reach Deployment web from Git within 10m0s; check that the GitOps tool applies it",
+		},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

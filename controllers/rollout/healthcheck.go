@@ -28,10 +28,19 @@ func start(d *Decision, in Input, img, why string) {
 	st.TargetVersion = ver
 	st.NextWindow = nil
 	st.LastUpdate = &now
-	rt := recordedTargetOf(in.Config.Spec)
+	rt := RecordedTargetOf(in.Config.Spec)
 	st.RecordedTarget = &rt
 	timeout := in.Config.Spec.HealthTimeoutOrDefault()
 	d.end(OutcomeStarted, img, in.Now.UTC().Truncate(time.Second))
+	if ref := in.Config.Spec.GitWriteBack; ref.GitFirst() {
+		// Git is written first: the health timer waits for the image to reach the workload.
+		d.Annotations.CheckPaused = d.Annotations.UpdateStarted
+		d.event(WriteAnnotations, corev1.EventTypeNormal, v1alpha1.EventUpdateStarting,
+			"rolling out %s (%s) through Git: committing it to %s of GitWriteBack %s; health timeout %s from its arrival", img, why, ref.Path, ref.Name, timeout)
+		awaiting(d, in, ver, "is being committed to", "once it is committed, and is withdrawn an apply timeout after that unless it does")
+		d.RequeueAfter = HealthPoll
+		return
+	}
 	d.event(WriteAnnotations, corev1.EventTypeNormal, v1alpha1.EventUpdateStarting, "rolling out %s (%s); health timeout %s", img, why, timeout)
 	checking(d, ver, rt, in.Now.UTC().Truncate(time.Second).Add(timeout), in.Now)
 }
@@ -82,11 +91,14 @@ func healthCheck(d *Decision, in Input) {
 		d.RequeueAfter = HealthPoll
 		return
 	}
+	if awaitingGit(d, in, w, started) {
+		return
+	}
 	if d.Annotations.CheckPaused != "" {
 		// The resumed timer is written before any verdict: a verdict is keyed by its start, which
 		// must not move between a decision and its retry.
 		started = resume(d, in.Now, started)
-		d.progressing(v1alpha1.ReasonProgressing, "rolling out %s: the health check resumes with %s left", ver,
+		d.progressing(v1alpha1.ReasonProgressing, "rolling out %s: the health check runs, with %s left", ver,
 			(in.Config.Spec.HealthTimeoutOrDefault() - in.Now.Sub(started)).Round(time.Second))
 		d.RequeueAfter = time.Second
 		return
@@ -121,7 +133,7 @@ func judge(d *Decision, in Input, w *Workload, ver string, started time.Time) {
 		case elapsed >= timeout:
 			if why, next := notFailedYet(w, rendered, timeout, in.Now); why != "" {
 				d.progressing(v1alpha1.ReasonProgressing, "rolling out %s to %s: the health timeout has passed, but %s; "+
-					"the version is judged once its pods can be", ver, describeTarget(recordedTargetOf(in.Config.Spec)), why)
+					"the version is judged once its pods can be", ver, describeTarget(RecordedTargetOf(in.Config.Spec)), why)
 				d.RequeueAfter = next
 				return
 			}
@@ -161,7 +173,7 @@ func judge(d *Decision, in Input, w *Workload, ver string, started time.Time) {
 		rollBackTo(d, in)
 		d.progressing(v1alpha1.ReasonRollingBack, "%s %s; rolling back to %s", ver, why, orNone(st.CurrentImage))
 	default:
-		checking(d, ver, recordedTargetOf(in.Config.Spec), started.Add(timeout), in.Now)
+		checking(d, ver, RecordedTargetOf(in.Config.Spec), started.Add(timeout), in.Now)
 	}
 }
 

@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -28,8 +29,14 @@ func idle(d *Decision, in Input) {
 	if !ok {
 		return
 	}
+	// A config that writes back records nothing before its record in Git was read: the record may
+	// say which version last passed (a cluster rebuilt while a GitFirst rollout was in flight runs
+	// the unjudged version that Git says).
+	if !gitRecordRead(d, in) {
+		return
+	}
 	recordFirstSight(d, in, w)
-	if !gitRecordRead(d, in) || !handTarget(d, in, w) || !pinned(d) || !recorded(d, w) || !sourcesRead(d, in) {
+	if !handTarget(d, in, w) || !pinned(d) || !recorded(d, w) || !sourcesRead(d, in) {
 		return
 	}
 	choice := choose(d, in, policy)
@@ -75,7 +82,7 @@ func recordFirstSight(d *Decision, in Input, w *Workload) {
 	if tag := image.Tag(w.Image); version.IsSemver(tag) {
 		st.CurrentVersion = tag
 	}
-	rt := recordedTargetOf(in.Config.Spec)
+	rt := RecordedTargetOf(in.Config.Spec)
 	st.RecordedTarget = &rt
 }
 
@@ -125,6 +132,9 @@ func handTargetProblem(st *v1alpha1.RollingUpgradeConfigStatus, spec v1alpha1.Ro
 		return "the circuit breaker is open; set annotation " + v1alpha1.ResetCircuitAnnotation + " to a new value to roll out " + ver
 	case slices.Contains(st.FailedVersions, ver):
 		return ver + " failed its health check before (status.failedVersions); remove it from that list to try it again"
+	case spec.GitWriteBack.GitFirst() && strings.Contains(target, "@"):
+		// Git gets a tag: a digest could not be committed, and the workload would never run it.
+		return "spec.gitWriteBack.mode is GitFirst, and Git takes a tag, not a digest: set a tag, or change the mode to ClusterFirst to pin by digest"
 	}
 	return ""
 }
@@ -272,6 +282,13 @@ func gate(d *Decision, in Input, w *Workload, win *window.Window, ch choice) {
 		if !blocked(d, w) {
 			d.waiting(v1alpha1.ReasonWorkloadNotHealthy, "%s is not healthy (%s); %s waits until it is", w.Description, w.Verdict.Message, ch.tag)
 		}
+	case in.Now.Before(retryAfterWithdrawals(in.Config, st)):
+		rest()
+		heldAfterWithdrawals(d, in, ch.tag)
+	case gitFirst(in.Config) && gitFailing(st):
+		// A GitFirst rollout is a commit: it waits for Git (the write-back warned of its failure).
+		rest()
+		d.progressing(v1alpha1.EventGitWriteBackFailed, "%s waits until Git can be written: a rollout of this config is a commit%s", ch.tag, gitNote(st))
 	default:
 		start(d, in, in.Config.Spec.Image+":"+ch.tag, "from "+sourcesOf(ch.tag, in.Candidates))
 	}

@@ -19,9 +19,38 @@ import (
 //     Rollback, else nothing;
 //   - otherwise status.currentImage, the last healthy image: that is how a rollback happens. It may
 //     be of the repository spec.image named before a registry move.
+//
+// A config whose rollouts go through Git (spec.gitWriteBack.mode GitFirst) renders nothing: the
+// GitOps tool applies the image Git says (GitImage). But while writing to Git fails, the last
+// healthy image is rendered once no health check runs, through the rollback and after it, so that
+// a broken version does not stay up because Git is down (Git, and the GitOps tool with it, may
+// still say the broken one until the rollback's commit is pushed).
 func RenderImage(cfg *v1alpha1.RollingUpgradeConfig) (string, string) {
+	if gitFirst(cfg) && cfg.DeletionTimestamp == nil {
+		if AnnotationsOf(cfg).Step != StepHealthCheck && gitFailing(&cfg.Status) && cfg.Status.CurrentImage != "" {
+			return cfg.Status.CurrentImage, ""
+		}
+		return "", "spec.gitWriteBack.mode is GitFirst: the GitOps tool applies the image from Git"
+	}
+	return imageToRun(cfg)
+}
+
+// GitImage is the image a GitFirst config's workload file in Git must say, or "" when it must
+// not be changed: the image the engine wants to run, by the rules RenderImage follows for a
+// config that renders it. Nothing is said before the config's record in Git was read
+// (status.gitWriteBack): until then a target set by hand may be one that failed before.
+func GitImage(cfg *v1alpha1.RollingUpgradeConfig) string {
+	if cfg.Status.GitWriteBack == nil {
+		return ""
+	}
+	img, _ := imageToRun(cfg)
+	return img
+}
+
+// imageToRun is the image the engine wants the workload to run, or "" and why.
+func imageToRun(cfg *v1alpha1.RollingUpgradeConfig) (string, string) {
 	st := &cfg.Status
-	if rt := st.RecordedTarget; rt != nil && *rt != recordedTargetOf(cfg.Spec) {
+	if rt := st.RecordedTarget; rt != nil && *rt != RecordedTargetOf(cfg.Spec) {
 		return "", "the status was recorded for " + describeTarget(*rt) + ", not for this workload"
 	}
 	a := AnnotationsOf(cfg)

@@ -15,16 +15,22 @@ import (
 	"github.com/rollgate/rollgate/api/v1alpha1"
 	"github.com/rollgate/rollgate/controllers/gitedit"
 	"github.com/rollgate/rollgate/controllers/gitwrite"
+	"github.com/rollgate/rollgate/controllers/image"
+	"github.com/rollgate/rollgate/controllers/rollout"
 )
 
-// Desired is what the repository must say of one config: its workload's file runs the version that
-// last passed its health check, and its record lists that version and the failed ones.
+// Desired is what the repository must say of one config: its workload's file runs FileVersion, and
+// its record lists the version that last passed its health check and the failed ones.
 type Desired struct {
 	// Path of the workload's file, and whether it is a kustomization (else: marked lines).
 	Path          string
 	Kustomization bool
 	Marker        string
-	Record        gitedit.Record
+	// FileVersion is the tag the workload's file must say ("" leaves it alone): the version that
+	// last passed its health check, or for a GitFirst config the one the engine wants to run (the
+	// version in flight, while its health check runs).
+	FileVersion string
+	Record      gitedit.Record
 	// RecordPath is the record's file; PresetPath the Renovate preset ("" for none), made from
 	// every record in RecordDir.
 	RecordPath, RecordDir, PresetPath string
@@ -48,15 +54,22 @@ func Desire(ruc *v1alpha1.RollingUpgradeConfig, gwb *v1alpha1.GitWriteBack) Desi
 		Marker:        gitedit.Marker(ruc.Namespace, ruc.Name),
 		Record: gitedit.Record{Config: ruc.Namespace + "/" + ruc.Name, Image: ruc.Spec.Image,
 			CurrentVersion: ruc.Status.CurrentVersion, FailedVersions: ruc.Status.FailedVersions},
-		Adopt:      ruc.Status.GitWriteBack == nil,
-		RecordDir:  gwb.Spec.RecordDir,
-		RecordPath: path.Join(gwb.Spec.RecordDir, ruc.Namespace, ruc.Name+".yaml"),
-		PresetPath: gwb.Spec.RenovatePreset,
-		Repository: RepositoryOf(gwb),
+		Adopt:       ruc.Status.GitWriteBack == nil,
+		RecordDir:   gwb.Spec.RecordDir,
+		RecordPath:  path.Join(gwb.Spec.RecordDir, ruc.Namespace, ruc.Name+".yaml"),
+		PresetPath:  gwb.Spec.RenovatePreset,
+		Repository:  RepositoryOf(gwb),
+		FileVersion: ruc.Status.CurrentVersion,
+	}
+	if ref.GitFirst() {
+		d.FileVersion = ""
+		if img := rollout.GitImage(ruc); image.SameRepository(img, ruc.Spec.Image) {
+			d.FileVersion = image.Tag(img) // a digest alone is not written: GitFirst rolls out tags
+		}
 	}
 	h := sha256.New()
 	for _, s := range append([]string{d.Repository, d.Path, fmt.Sprint(d.Kustomization), d.Marker, d.RecordPath, d.PresetPath},
-		string(d.Record.Marshal())) {
+		d.FileVersion, string(d.Record.Marshal())) {
 		fmt.Fprintf(h, "%d:%s\n", len(s), s)
 	}
 	d.Digest = "sha256:" + hex.EncodeToString(h.Sum(nil))
@@ -81,12 +94,21 @@ func IsKustomization(p string) bool {
 	return false
 }
 
-// Edits are the config's own file edits: the workload's file (while no version has passed there is
+// Adopted is what the record of an earlier life of a config gives its status (Desired.Adopt).
+type Adopted struct {
+	// Failed are the versions the record lists as failed and the status does not.
+	Failed []string
+	// Current is the version that last passed by the record, when the status has none: the
+	// workload of a rebuilt cluster may run another (Git said the version in flight).
+	Current string
+}
+
+// Edits are the config's own file edits: the workload's file (while there is no FileVersion there is
 // nothing to set) and its record. The preset, made from all records, is PresetEdit. When d.Adopt,
-// adopted gets the failed versions of the record in Git that the status does not list.
-func (d Desired) Edits(adopted *[]string) gitwrite.Change {
+// adopted gets what the record in Git says that the status does not.
+func (d Desired) Edits(adopted *Adopted) gitwrite.Change {
 	var edits gitwrite.Change
-	if v := d.Record.CurrentVersion; v != "" {
+	if v := d.FileVersion; v != "" {
 		edits = append(edits, gitwrite.Edit{Path: d.Path, Change: func(old []byte, _ billy.Filesystem) ([]byte, error) {
 			if old == nil {
 				return nil, fmt.Errorf("no such file")
@@ -103,7 +125,7 @@ func (d Desired) Edits(adopted *[]string) gitwrite.Change {
 	}
 	return append(edits, gitwrite.Edit{Path: d.RecordPath, Change: func(old []byte, _ billy.Filesystem) ([]byte, error) {
 		r := d.Record
-		*adopted = nil
+		*adopted = Adopted{}
 		if d.Adopt && old != nil {
 			// A record of an earlier life that cannot be read is never overwritten: its failed
 			// versions would be lost, and tried again.
@@ -111,17 +133,17 @@ func (d Desired) Edits(adopted *[]string) gitwrite.Change {
 			if err != nil {
 				return nil, fmt.Errorf("the record there does not read (%w): mend or delete it; rollgate does not overwrite the failed versions it may list", err)
 			}
-			if before.Image != r.Image {
+			if !image.SameRepositoryName(before.Image, r.Image) {
 				return nil, fmt.Errorf("the record there is of image %s, not %s: delete it, or give this config another recordDir", before.Image, r.Image)
 			}
 			for _, v := range before.FailedVersions {
 				if !slices.Contains(r.FailedVersions, v) {
-					*adopted = append(*adopted, v)
+					adopted.Failed = append(adopted.Failed, v)
 				}
 			}
-			r.FailedVersions = append(slices.Clone(r.FailedVersions), *adopted...)
+			r.FailedVersions = append(slices.Clone(r.FailedVersions), adopted.Failed...)
 			if r.CurrentVersion == "" { // the workload is not recorded yet: the record's stays
-				r.CurrentVersion = before.CurrentVersion
+				r.CurrentVersion, adopted.Current = before.CurrentVersion, before.CurrentVersion
 			}
 		}
 		return r.Marshal(), nil

@@ -8,6 +8,8 @@ import (
 	"text/template/parse"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/image"
+	"github.com/rollgate/rollgate/controllers/rollout"
 )
 
 // Outcome is what a commit says of one config; a message template gets one per config whose files
@@ -18,8 +20,10 @@ type Outcome struct {
 	Image string
 	// Version runs now: the version that last passed its health check ("" while none has).
 	Version string
-	// Result of the last verdict, Healthy or RolledBack; "" when there was none yet (the config's
-	// record alone is written).
+	// Rolling is the version a GitFirst config rolls out by this commit; "" for none.
+	Rolling string
+	// Result of the last verdict, Healthy or RolledBack, or Withdrawn (a GitFirst version that did
+	// not reach the workload); "" when there was none yet (the config's record alone is written).
 	Result string
 	// Tried is the version of the last verdict, Reason what its history entry adds (e.g. that a
 	// person set it by hand).
@@ -34,10 +38,13 @@ func OutcomeOf(ruc *v1alpha1.RollingUpgradeConfig) Outcome {
 	o := Outcome{Namespace: ruc.Namespace, Name: ruc.Name, Image: ruc.Spec.Image, Version: st.CurrentVersion,
 		FailedVersions: st.FailedVersions}
 	if n := len(st.VersionHistory); n > 0 {
-		last := st.VersionHistory[n-1]
-		if last.Status == v1alpha1.ResultHealthy || last.Status == v1alpha1.ResultRolledBack {
+		switch last := st.VersionHistory[n-1]; last.Status {
+		case v1alpha1.ResultHealthy, v1alpha1.ResultRolledBack, v1alpha1.ResultWithdrawn:
 			o.Result, o.Tried, o.Reason = string(last.Status), last.Version, last.Reason
 		}
+	}
+	if img := rollout.GitImage(ruc); ruc.Spec.GitWriteBack.GitFirst() && img != "" && img != st.CurrentImage {
+		o.Rolling = image.Tag(img)
 	}
 	return o
 }
@@ -46,6 +53,10 @@ func OutcomeOf(ruc *v1alpha1.RollingUpgradeConfig) Outcome {
 func (o Outcome) Line() string {
 	name := o.Namespace + "/" + o.Name
 	switch {
+	case o.Rolling != "":
+		return fmt.Sprintf("%s: rolling out %s (its health check follows)", name, o.Rolling)
+	case o.Result == string(v1alpha1.ResultWithdrawn):
+		return fmt.Sprintf("%s: %s did not reach the workload in time and is withdrawn", name, o.Tried)
 	case o.Result == string(v1alpha1.ResultHealthy):
 		return fmt.Sprintf("%s: %s passed its health check", name, o.Tried)
 	case o.Result == string(v1alpha1.ResultRolledBack) && o.Version != "":

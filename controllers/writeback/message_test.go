@@ -28,11 +28,35 @@ func TestOutcomeOfSaysTheLastVerdict(t *testing.T) {
 		{"rolled back, nothing recorded before", with(config("web", "k.yaml", "", "1.3.0"), history("1.3.0", v1alpha1.ResultRolledBack)),
 			"shop/web: 1.3.0 failed its health check"},
 		{"abandoned says what runs", with(config("web", "k.yaml", "1.2.0"), history("1.3.0", v1alpha1.ResultAbandoned)), "shop/web: runs 1.2.0"},
+		{"a GitFirst rollout", with(config("web", "k.yaml", "1.2.0"), gitFirst, checking("1.3.0")), "shop/web: rolling out 1.3.0 (its health check follows)"},
+		{"a ClusterFirst rollout says what runs", with(config("web", "k.yaml", "1.2.0"), checking("1.3.0")), "shop/web: runs 1.2.0"},
+		{"withdrawn", with(config("web", "k.yaml", "1.2.0"), gitFirst, history("1.3.0", v1alpha1.ResultWithdrawn)),
+			"shop/web: 1.3.0 did not reach the workload in time and is withdrawn"},
 	} {
 		if got := OutcomeOf(tc.ruc).Line(); got != tc.line {
 			t.Errorf("%s: %q, want %q", tc.name, got, tc.line)
 		}
 	}
+}
+
+// gitFirst rolls the config out through Git; its record there was read.
+func gitFirst(c *v1alpha1.RollingUpgradeConfig) {
+	c.Spec.GitWriteBack.Mode = v1alpha1.ModeGitFirst
+	c.Status.GitWriteBack = &v1alpha1.GitWriteBackStatus{Written: "sha256:0"}
+}
+
+// checking: a health check of version runs.
+func checking(version string) func(*v1alpha1.RollingUpgradeConfig) {
+	return func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Annotations = map[string]string{v1alpha1.TargetImageAnnotation: c.Spec.Image + ":" + version,
+			v1alpha1.UpdatePhaseAnnotation: "HealthCheck", v1alpha1.UpdateStartedAnnotation: "2026-12-01T03:00:00Z"}
+		c.Status.TargetVersion = version
+	}
+}
+
+// rollingBack: the rollback after a failed version is watched.
+func rollingBack(c *v1alpha1.RollingUpgradeConfig) {
+	c.Annotations = map[string]string{v1alpha1.UpdatePhaseAnnotation: "RollingBack", v1alpha1.UpdateStartedAnnotation: "2026-12-01T03:00:00Z"}
 }
 
 func with(c *v1alpha1.RollingUpgradeConfig, mods ...func(*v1alpha1.RollingUpgradeConfig)) *v1alpha1.RollingUpgradeConfig {

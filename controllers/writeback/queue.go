@@ -38,9 +38,9 @@ type Result struct {
 	// Commit is the commit that changed the config's files; "" when they already said it all.
 	Commit string
 	Err    error
-	// Adopted are the failed versions the record in Git held and the status did not (Desired.Adopt):
-	// the status must learn them.
-	Adopted []string
+	// Adopted is what the record in Git held and the status did not (Desired.Adopt): the status
+	// must learn it.
+	Adopted Adopted
 	// Retrying: the repository failed the write as a whole (unreachable, credentials refused), and
 	// the queue tries again after its backoff; other errors are the config's files', which a person
 	// must mend.
@@ -194,7 +194,7 @@ func (q *Queue) write(ctx context.Context, key repoKey, rq *repoQueue, batch []R
 	// A change per config (its files all together or not at all), then a change per preset, made
 	// from the records as the configs' changes left them.
 	changes := make([]gitwrite.Change, 0, len(batch)+1)
-	adopted := make([][]string, len(batch))
+	adopted := make([]Adopted, len(batch))
 	presets := map[string]string{} // preset path: record directory
 	for i, r := range batch {
 		changes = append(changes, r.Desired.Edits(&adopted[i]))

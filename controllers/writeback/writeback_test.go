@@ -25,10 +25,49 @@ var fleet = &v1alpha1.GitWriteBack{ObjectMeta: metav1.ObjectMeta{Namespace: "sho
 	Spec: v1alpha1.GitWriteBackSpec{Branch: "main", RecordDir: ".rollgate", RenovatePreset: ".rollgate/renovate.json"}}
 
 func config(name, path, current string, failed ...string) *v1alpha1.RollingUpgradeConfig {
-	return &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name},
+	c := &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name},
 		Spec: v1alpha1.RollingUpgradeConfigSpec{Image: "ghcr.io/acme/" + name,
 			GitWriteBack: &v1alpha1.GitWriteBackReference{Name: "fleet", Path: path}},
 		Status: v1alpha1.RollingUpgradeConfigStatus{CurrentVersion: current, FailedVersions: failed}}
+	if current != "" {
+		c.Status.CurrentImage = c.Spec.Image + ":" + current
+	}
+	return c
+}
+
+// The workload's file says the version that passed; a GitFirst config's says the one the engine
+// wants to run, the version in flight while its health check runs.
+func TestTheFileSaysWhatShouldRun(t *testing.T) {
+	pinned := func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Annotations = map[string]string{v1alpha1.TargetImageAnnotation: c.Spec.Image + "@sha256:" + strings.Repeat("a", 64)}
+	}
+	cases := []struct {
+		name string
+		ruc  *v1alpha1.RollingUpgradeConfig
+		want string
+	}{
+		{"ClusterFirst, idle: the version that passed", config("web", "k.yaml", "1.3.0"), "1.3.0"},
+		{"ClusterFirst, a check runs: still the version that passed", with(config("web", "k.yaml", "1.3.0"), checking("1.4.0")), "1.3.0"},
+		{"ClusterFirst, nothing passed yet: the file is left alone", config("web", "k.yaml", ""), ""},
+		{"GitFirst, idle: the version that passed", with(config("web", "k.yaml", "1.3.0"), gitFirst), "1.3.0"},
+		{"GitFirst, a check runs: the version in flight", with(config("web", "k.yaml", "1.3.0"), gitFirst, checking("1.4.0")), "1.4.0"},
+		{"GitFirst, rolling back: the version that passed", with(config("web", "k.yaml", "1.3.0", "1.4.0"), gitFirst, rollingBack), "1.3.0"},
+		{"GitFirst, pinned to a digest by hand: refused, the file keeps the version that passed", with(config("web", "k.yaml", "1.3.0"), gitFirst, pinned), "1.3.0"},
+		{"GitFirst, its record not read yet: the file is left alone, even for a target set by hand",
+			with(config("web", "k.yaml", ""), gitFirst, func(c *v1alpha1.RollingUpgradeConfig) {
+				c.Status.GitWriteBack = nil
+				c.Annotations = map[string]string{v1alpha1.TargetImageAnnotation: c.Spec.Image + ":1.4.0"}
+			}), ""},
+	}
+	for _, tc := range cases {
+		if got := Desire(tc.ruc, fleet).FileVersion; got != tc.want {
+			t.Errorf("%s: the file says %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	idle, inFlight := Desire(with(config("web", "k.yaml", "1.3.0"), gitFirst), fleet), Desire(with(config("web", "k.yaml", "1.3.0"), gitFirst, checking("1.4.0")), fleet)
+	if idle.Digest == inFlight.Digest {
+		t.Error("a GitFirst rollout's start leaves the digest as it was: nothing would be written")
+	}
 }
 
 func TestDesireDependsOnWhatGitMustSayAlone(t *testing.T) {
@@ -166,15 +205,16 @@ func TestAFirstWriteKeepsTheRecordOfAnEarlierLife(t *testing.T) {
 		wantCurrent    string
 		wantFailed     string
 		wantAdopted    string
+		wantCurrentIn  string // the version the status adopts as current
 		wantNoWorkload bool
 	}{
-		{"a rebuilt config, its workload recorded", config("web", "k.yaml", "1.3.0", "1.4.0"), "1.3.0", "1.4.0,1.5.0", "1.5.0", false},
-		{"a rebuilt config, nothing recorded yet", config("web", "k.yaml", ""), "1.3.0", "1.4.0,1.5.0", "1.4.0,1.5.0", true},
+		{"a rebuilt config, its workload recorded", config("web", "k.yaml", "1.3.0", "1.4.0"), "1.3.0", "1.4.0,1.5.0", "1.5.0", "", false},
+		{"a rebuilt config, nothing recorded yet", config("web", "k.yaml", ""), "1.3.0", "1.4.0,1.5.0", "1.4.0,1.5.0", "1.3.0", true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			d := Desire(tc.ruc, fleet)
-			var adopted []string
+			var adopted Adopted
 			edits := d.Edits(&adopted)
 			if tc.wantNoWorkload != (len(edits) == 1) {
 				t.Fatalf("%d edits", len(edits))
@@ -187,8 +227,11 @@ func TestAFirstWriteKeepsTheRecordOfAnEarlierLife(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if got.CurrentVersion != tc.wantCurrent || strings.Join(got.FailedVersions, ",") != tc.wantFailed || strings.Join(adopted, ",") != tc.wantAdopted {
-				t.Errorf("record %+v, adopted %v", got, adopted)
+			if got.CurrentVersion != tc.wantCurrent || strings.Join(got.FailedVersions, ",") != tc.wantFailed {
+				t.Errorf("record %+v", got)
+			}
+			if strings.Join(adopted.Failed, ",") != tc.wantAdopted || adopted.Current != tc.wantCurrentIn {
+				t.Errorf("adopted %+v; want failed %s, current %q", adopted, tc.wantAdopted, tc.wantCurrentIn)
 			}
 		})
 	}
@@ -201,7 +244,7 @@ func TestAFirstWriteKeepsTheRecordOfAnEarlierLife(t *testing.T) {
 		{"a record that does not read", []byte("config: shop/web\nimage: ghcr.io/acme/web\nfailedVersions: [1.4.0]\nnote: by hand\n"), "does not read"},
 		{"a record of another image", gitedit.Record{Config: "shop/web", Image: "ghcr.io/acme/api", FailedVersions: []string{"1.4.0"}}.Marshal(), "of image ghcr.io/acme/api"},
 	} {
-		var adopted []string
+		var adopted Adopted
 		edits := Desire(config("web", "k.yaml", "1.3.0"), fleet).Edits(&adopted)
 		if out, err := edits[len(edits)-1].Change(tc.old, memfs.New()); err == nil || out != nil || !strings.Contains(err.Error(), tc.says) {
 			t.Errorf("%s: overwritten with\n%s (error %v, want one saying %q)", tc.name, out, err, tc.says)
@@ -211,14 +254,30 @@ func TestAFirstWriteKeepsTheRecordOfAnEarlierLife(t *testing.T) {
 	// Once written, the status is the truth: a version a person took off the failed list leaves the record.
 	written := config("web", "k.yaml", "1.3.0", "1.4.0")
 	written.Status.GitWriteBack = &v1alpha1.GitWriteBackStatus{Written: "sha256:0"}
-	var adopted []string
+	var adopted Adopted
 	edits := Desire(written, fleet).Edits(&adopted)
 	out, err := edits[len(edits)-1].Change(before.Marshal(), memfs.New())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got, _ := gitedit.ParseRecord(out); strings.Join(got.FailedVersions, ",") != "1.4.0" || adopted != nil {
+	if got, _ := gitedit.ParseRecord(out); strings.Join(got.FailedVersions, ",") != "1.4.0" || adopted.Failed != nil || adopted.Current != "" {
 		t.Errorf("record %+v, adopted %v", got, adopted)
+	}
+}
+
+// A record names the image as the config did when it was written; the same repository spelt
+// another way (docker.io/library/nginx for nginx) is the same record.
+func TestARecordOfTheSameRepositorySpeltAnotherWayIsAdopted(t *testing.T) {
+	ruc := config("web", "k.yaml", "")
+	ruc.Spec.Image = "nginx"
+	var adopted Adopted
+	edits := Desire(ruc, fleet).Edits(&adopted)
+	before := gitedit.Record{Config: "shop/web", Image: "docker.io/library/nginx", CurrentVersion: "1.27.0", FailedVersions: []string{"1.27.1"}}
+	if _, err := edits[len(edits)-1].Change(before.Marshal(), memfs.New()); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(adopted.Failed, ",") != "1.27.1" || adopted.Current != "1.27.0" {
+		t.Errorf("adopted %+v", adopted)
 	}
 }
 
