@@ -118,7 +118,7 @@ func (r *RollingUpgradeConfigReconciler) gather(ctx context.Context, ruc *v1alph
 		if in.Workload, err = w.facts(ctx, r.APIReader, ruc.Spec, in.Now); err != nil {
 			return in, nil, err
 		}
-		if rollout.PastDeadline(ruc, in.Now) {
+		if rollout.NeedsPods(ruc, in.Workload, in.Now) {
 			if in.Workload.NewPods, err = newPods(ctx, r.APIReader, w, ruc.Spec.Container, rollout.AnnotationsOf(ruc).TargetImage); err != nil {
 				return in, nil, err
 			}

@@ -9,6 +9,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
@@ -174,6 +175,9 @@ func (w *workload) facts(ctx context.Context, reader client.Reader, spec v1alpha
 		f.ContainerProblem = err.Error()
 	} else {
 		f.Image = c.Image
+	}
+	if w.deployment != nil {
+		f.ProgressDeadline = time.Duration(ptr.Deref(w.deployment.Spec.ProgressDeadlineSeconds, 600)) * time.Second
 	}
 	f.OrderedReadyStatefulSet = w.statefulSet != nil && w.statefulSet.Spec.PodManagementPolicy != appsv1.ParallelPodManagement
 	f.GenerationObserved = w.observedGeneration() >= w.object().GetGeneration()

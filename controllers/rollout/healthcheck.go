@@ -129,6 +129,14 @@ func judge(d *Decision, in Input, w *Workload, ver string, started time.Time) {
 		case rendered && w.Verdict.State == health.Healthy:
 			verdict = v1alpha1.ResultHealthy
 		case rendered && w.Verdict.State == health.Failed:
+			// The Deployment gave up on its progress deadline, which a control plane that has
+			// fallen behind passes too: the version fails on its own evidence alone.
+			if why, next := notFailedYet(w, rendered, w.ProgressDeadline, in.Now); why != "" {
+				d.progressing(v1alpha1.ReasonProgressing, "rolling out %s to %s: %s reports %s, but %s; the version is judged once its pods can be",
+					ver, describeTarget(RecordedTargetOf(in.Config.Spec)), w.Description, w.Verdict.Reason, why)
+				d.RequeueAfter = next
+				return
+			}
 			verdict = v1alpha1.ResultRolledBack
 		case elapsed >= timeout:
 			if why, next := notFailedYet(w, rendered, timeout, in.Now); why != "" {
@@ -177,8 +185,9 @@ func judge(d *Decision, in Input, w *Workload, ver string, started time.Time) {
 	}
 }
 
-// notFailedYet says why a check past its health timeout must not fail the version yet, and when
-// to look again; "" when it fails. The timeout is the version's time to become healthy in the
+// notFailedYet says why a check past its health timeout (or, with the Deployment's progress
+// deadline for timeout, one whose Deployment gave up) must not fail the version yet, and when to
+// look again; "" when it fails. The timeout is the version's time to become healthy in the
 // cluster, and a control plane that has fallen behind (thousands of rollouts at once) takes some
 // of it: its controller may not have seen the new template yet or created the version's pods, its
 // scheduler and kubelets may not have started them, and it may lag in counting their readiness and

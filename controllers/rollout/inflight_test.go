@@ -379,6 +379,50 @@ func TestATimeoutFailsAVersionOnlyOnItsOwnEvidence(t *testing.T) {
 	}
 }
 
+// A Deployment that reports ProgressDeadlineExceeded gave up on its progress deadline, which a
+// control plane that has fallen behind passes too (its scheduler, kubelets and controller slow):
+// the version fails only if one of its pods is not Ready that long after a node started it.
+func TestAProgressDeadlineFailsAVersionOnlyOnItsOwnEvidence(t *testing.T) {
+	deadline := time.Minute // the Deployment's progressDeadlineSeconds
+	started := now.Add(-2 * time.Minute)
+	exceeded := health.Verdict{State: health.Failed, Reason: health.ReasonProgressDeadlineExceeded, Message: `ReplicaSet "web-1" has timed out progressing.`}
+	gaveUp := func(pods Pods) *Workload {
+		w := withPods(deploymentAt("1.1.0", exceeded), pods)
+		w.ProgressDeadline = deadline
+		return w
+	}
+	cases := []struct {
+		name     string
+		workload *Workload
+		// expected
+		wantPhase   v1alpha1.Phase
+		wantEvents  string
+		wantRequeue time.Duration
+	}{
+		{name: "its pod was created, but no node has started it: the control plane's delay, not the version's",
+			workload: gaveUp(Pods{Count: 1}), wantPhase: v1alpha1.PhaseInProgress, wantRequeue: HealthPoll},
+		{name: "its pod started 20s ago: it has the progress deadline from then",
+			workload: gaveUp(Pods{Count: 1, OldestUnreadyStart: now.Add(-20 * time.Second)}), wantPhase: v1alpha1.PhaseInProgress, wantRequeue: 40 * time.Second},
+		{name: "its pods are Ready: the controller is behind",
+			workload: gaveUp(Pods{Count: 1, Ready: 1}), wantPhase: v1alpha1.PhaseInProgress, wantRequeue: HealthPoll},
+		{name: "its pod is not Ready a progress deadline after it started: rolled back",
+			workload: gaveUp(Pods{Count: 1, OldestUnreadyStart: now.Add(-deadline)}), wantPhase: v1alpha1.PhaseRollingBack, wantEvents: "UpdateRollback", wantRequeue: HealthPoll},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := config(current("1.0.0"), inFlight(StepHealthCheck, repo+":1.1.0", started))
+			if !NeedsPods(cfg, tc.workload, now) {
+				t.Fatal("NeedsPods: no pods read for a Deployment that gave up")
+			}
+			d := Decide(Input{Now: now, Config: cfg, Workload: tc.workload})
+			if d.Status.Phase != tc.wantPhase || reasons(d.Events) != tc.wantEvents || d.RequeueAfter != tc.wantRequeue {
+				t.Fatalf("phase %s, events %q, requeue %s; want %s, %q, %s (%s)", d.Status.Phase, reasons(d.Events), d.RequeueAfter,
+					tc.wantPhase, tc.wantEvents, tc.wantRequeue, condition(d, meta.ReadyCondition).Message)
+			}
+		})
+	}
+}
+
 func withPods(w *Workload, pods Pods) *Workload {
 	w.NewPods = &pods
 	return w

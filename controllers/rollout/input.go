@@ -62,8 +62,10 @@ type Workload struct {
 	// the rendered image; at v1alpha1.MaxImageReverts the renderer stopped.
 	ImageReverts    int
 	ImageRevertedBy string
-	// NewPods are the workload's pods that run the target image, read only once the health
-	// timeout has passed (PastDeadline); nil otherwise. A controller that has fallen behind (a
+	// ProgressDeadline is a Deployment's spec.progressDeadlineSeconds; 0 for a StatefulSet.
+	ProgressDeadline time.Duration
+	// NewPods are the workload's pods that run the target image, read only when the verdict needs
+	// them (NeedsPods); nil otherwise. A controller that has fallen behind (a
 	// few thousand rollouts at once) reports stale counts in its status: the pods tell whether the
 	// version itself fails.
 	NewPods *Pods
@@ -79,8 +81,15 @@ type Pods struct {
 	OldestUnreadyStart time.Time
 }
 
-// PastDeadline reports whether the health check in flight has reached its health timeout: the
-// moment the decision needs the new version's pods (Workload.NewPods).
+// NeedsPods reports whether the decision needs the new version's pods (Workload.NewPods): the
+// health check in flight has reached its health timeout, or its Deployment gave up on its progress
+// deadline. Either may be the control plane's delay rather than the version's failure, and the
+// pods tell which.
+func NeedsPods(cfg *v1alpha1.RollingUpgradeConfig, w *Workload, now time.Time) bool {
+	return PastDeadline(cfg, now) || (w != nil && w.Verdict.State == health.Failed && AnnotationsOf(cfg).Step == StepHealthCheck)
+}
+
+// PastDeadline reports whether the health check in flight has reached its health timeout.
 func PastDeadline(cfg *v1alpha1.RollingUpgradeConfig, now time.Time) bool {
 	a := AnnotationsOf(cfg)
 	started, err := time.Parse(time.RFC3339, a.UpdateStarted)
