@@ -131,18 +131,14 @@ func judge(d *Decision, in Input, w *Workload, ver string, started time.Time) {
 		case rendered && w.Verdict.State == health.Failed:
 			// The Deployment gave up on its progress deadline, which a control plane that has
 			// fallen behind passes too: the version fails on its own evidence alone.
-			if why, next := notFailedYet(w, rendered, w.ProgressDeadline, in.Now); why != "" {
-				d.progressing(v1alpha1.ReasonProgressing, "rolling out %s to %s: %s reports %s, but %s; the version is judged once its pods can be",
-					ver, describeTarget(RecordedTargetOf(in.Config.Spec)), w.Description, w.Verdict.Reason, why)
-				d.RequeueAfter = next
+			if next, wait := notFailedYet(w, rendered, w.ProgressDeadline, in.Now); wait {
+				waitForEvidence(d, in, ver, next)
 				return
 			}
 			verdict = v1alpha1.ResultRolledBack
 		case elapsed >= timeout:
-			if why, next := notFailedYet(w, rendered, timeout, in.Now); why != "" {
-				d.progressing(v1alpha1.ReasonProgressing, "rolling out %s to %s: the health timeout has passed, but %s; "+
-					"the version is judged once its pods can be", ver, describeTarget(RecordedTargetOf(in.Config.Spec)), why)
-				d.RequeueAfter = next
+			if next, wait := notFailedYet(w, rendered, timeout, in.Now); wait {
+				waitForEvidence(d, in, ver, next)
 				return
 			}
 			verdict = v1alpha1.ResultRolledBack
@@ -185,35 +181,38 @@ func judge(d *Decision, in Input, w *Workload, ver string, started time.Time) {
 	}
 }
 
-// notFailedYet says why a check past its health timeout (or, with the Deployment's progress
-// deadline for timeout, one whose Deployment gave up) must not fail the version yet, and when to
-// look again; "" when it fails. The timeout is the version's time to become healthy in the
-// cluster, and a control plane that has fallen behind (thousands of rollouts at once) takes some
-// of it: its controller may not have seen the new template yet or created the version's pods, its
-// scheduler and kubelets may not have started them, and it may lag in counting their readiness and
-// removing the old pods. A version fails only on its own evidence: one of its pods is still not
-// Ready a whole health timeout after a node started it. Until then the check waits, as it does for
-// a blocked workload; a workload that never gets there keeps the rollout in flight
+// notFailedYet reports whether a check past its health timeout (or, with the Deployment's
+// progress deadline for timeout, one whose Deployment gave up) must not fail the version yet, and
+// when to look again. The timeout is the version's time to become healthy in the cluster, and a
+// control plane that has fallen behind (thousands of rollouts at once) takes some of it: its
+// controller may not have seen the new template yet or created the version's pods, its scheduler
+// and kubelets may not have started them, and it may lag in counting their readiness and removing
+// the old pods. A version fails only on its own evidence: one of its pods is still not Ready a
+// whole health timeout after a node started it. Until then the check waits, as it does for a
+// blocked workload; a workload that never gets there keeps the rollout in flight
 // (RollgateRolloutStuck), which is no worse than not rolling out.
-func notFailedYet(w *Workload, rendered bool, timeout time.Duration, now time.Time) (string, time.Duration) {
+func notFailedYet(w *Workload, rendered bool, timeout time.Duration, now time.Time) (time.Duration, bool) {
 	pods := w.NewPods
 	switch {
 	case !rendered || pods == nil:
-		return "", 0
-	case w.Verdict.Reason == health.ReasonGenerationNotObserved:
-		return "the workload's controller has not yet seen the new template", HealthPoll
-	case pods.Count == 0:
-		return "no pod of the version has been created yet", HealthPoll
-	case pods.Ready == pods.Count:
-		return fmt.Sprintf("its %d pods are Ready and the workload's controller has yet to count them or remove the old ones", pods.Count), HealthPoll
-	case pods.OldestUnreadyStart.IsZero():
-		return "no node has started its pods that are not Ready yet", HealthPoll
+		return 0, false
+	case w.Verdict.Reason == health.ReasonGenerationNotObserved, pods.Count == 0, pods.Ready == pods.Count, pods.OldestUnreadyStart.IsZero():
+		// Not seen, no pod yet, all Ready but not counted, or none of the unready ones started.
+		return HealthPoll, true
 	case now.Sub(pods.OldestUnreadyStart) < timeout:
-		until := pods.OldestUnreadyStart.Add(timeout)
-		return fmt.Sprintf("its pod that is not Ready started only at %s; the version has until %s", pods.OldestUnreadyStart.UTC().Format(time.RFC3339),
-			until.UTC().Format(time.RFC3339)), until.Sub(now)
+		return pods.OldestUnreadyStart.Add(timeout).Sub(now), true
 	}
-	return "", 0
+	return 0, false
+}
+
+// waitForEvidence says that a check past its deadline waits for the version's own evidence. The
+// message names no stage of the control plane's progress: each stage would be another status
+// write, and a control plane that has fallen behind takes each version through all of them.
+func waitForEvidence(d *Decision, in Input, ver string, next time.Duration) {
+	d.progressing(v1alpha1.ReasonProgressing, "rolling out %s to %s: its deadline has passed, but the control plane has yet to give the "+
+		"version's pods a fair check; it is rolled back only if one of them is not Ready a whole deadline after a node started it "+
+		"(its pods show how far they got)", ver, describeTarget(RecordedTargetOf(in.Config.Spec)))
+	d.RequeueAfter = next
 }
 
 // failure says why a health check failed.
