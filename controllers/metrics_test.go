@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
 	"github.com/prometheus/common/expfmt"
@@ -38,9 +39,18 @@ func TestMetricsFollowDecisionsAndGoWithTheConfig(t *testing.T) {
 	m := newRolloutMetrics()
 	value := func(series string) float64 { return valueOf(t, seriesIn(t, m, "metrics-test"), series) }
 
-	m.record(ruc, decide(v1alpha1.PhasePending, false, rollout.OutcomeNone), start, nil)
-	if value("rolling_upgrade_pending{web}") != 1 {
-		t.Error("pending gauge not set")
+	held := func(reason string) rollout.Decision {
+		d := decide(v1alpha1.PhasePending, false, rollout.OutcomeNone)
+		d.Status.Conditions = []metav1.Condition{{Type: meta.ReadyCondition, Status: metav1.ConditionTrue, Reason: reason}}
+		return d
+	}
+	m.record(ruc, held(v1alpha1.ReasonAwaitingApproval), start, nil)
+	m.record(ruc, held(v1alpha1.EventVersionHeld), start, nil)
+	if value("rolling_upgrade_pending{web}") != 1 || value("rolling_upgrade_waiting{web,VersionHeld}") != 1 {
+		t.Error("pending gauge not set, or not the reason that holds the version")
+	}
+	if series := seriesIn(t, m, "metrics-test"); series["rolling_upgrade_waiting{web,AwaitingApproval}"] != nil {
+		t.Error("the reason that held the version before stays")
 	}
 	// Outcome series exist at zero before the first outcome, so rate() sees the first one.
 	series := seriesIn(t, m, "metrics-test")
@@ -57,6 +67,9 @@ func TestMetricsFollowDecisionsAndGoWithTheConfig(t *testing.T) {
 	m.record(ruc, decide(v1alpha1.PhaseInProgress, false, rollout.OutcomeStarted), start, nil)
 	if value("rolling_upgrade_active{web}") != 1 || value("rolling_upgrade_pending{web}") != 0 {
 		t.Error("active/pending gauges wrong during the health check")
+	}
+	if series := seriesIn(t, m, "metrics-test"); series["rolling_upgrade_waiting{web,VersionHeld}"] != nil {
+		t.Error("rolling_upgrade_waiting stays while nothing waits")
 	}
 	if got, want := value("rolling_upgrade_deadline_timestamp_seconds{web}"), float64(start.Add(10*time.Minute).Unix()); got != want {
 		t.Errorf("deadline %v, want %v", got, want)
@@ -187,8 +200,10 @@ func seriesIn(t *testing.T, c prometheus.Collector, namespace string) map[string
 				continue
 			}
 			key := f.GetName() + "{" + labels["name"]
-			if r, ok := labels["result"]; ok {
-				key += "," + r
+			for _, extra := range []string{"result", "reason"} {
+				if v, ok := labels[extra]; ok {
+					key += "," + v
+				}
 			}
 			series[key+"}"] = s
 		}

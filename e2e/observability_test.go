@@ -21,11 +21,15 @@ import (
 // The observability scenario: one namespace, three configs, one manager, a real Prometheus.
 //   - app: 1.0.0 -> 1.1.0 succeeds, then 1.2.0 never gets Ready and is rolled back (circuit closed);
 //   - fragile: maxRollbacks 1, 1.2.0 is rolled back and the circuit opens;
-//   - held: 1.1.0 is held for a window hours away.
+//   - held: 1.1.0 is held for a window hours away;
+//   - approval: 1.1.0 waits for a person's approval (spec.approval Required).
 //
 // The manager is killed and restarted on the same address mid-way (a scrape during a restart).
 // Then every query of the Grafana dashboard is evaluated through Prometheus' HTTP API and checked
 // against what happened, the alerts are read from Prometheus, and kubectl shows the same story.
+// configNames are the scenario's configs.
+var configNames = []string{"app", "fragile", "held", "approval"}
+
 func TestObservabilityOnARealPrometheus(t *testing.T) {
 	inNamespaceOnly(t)
 	s := newScenario(t, "observe")
@@ -34,7 +38,7 @@ func TestObservabilityOnARealPrometheus(t *testing.T) {
 	began := time.Now()
 
 	heldHour := (time.Now().UTC().Hour() + 12) % 24
-	for _, name := range []string{"app", "fragile", "held"} {
+	for _, name := range configNames {
 		d := deployment(s.ns, name, img("1.0.0"), 2)
 		d.Spec.ProgressDeadlineSeconds = ptr.To[int32](10) // a never-ready version fails fast
 		av := appVersion("1.0.0")
@@ -47,6 +51,8 @@ func TestObservabilityOnARealPrometheus(t *testing.T) {
 			case "held":
 				c.Spec.MaintenanceWindow = &v1alpha1.MaintenanceWindow{Schedule: fmt.Sprintf("0 %d * * *", heldHour),
 					Duration: &metav1.Duration{Duration: time.Hour}, TimeZone: "UTC"}
+			case "approval":
+				c.Spec.Approval = v1alpha1.ApprovalRequired
 			}
 		})
 		s.create(d, av, c)
@@ -56,12 +62,13 @@ func TestObservabilityOnARealPrometheus(t *testing.T) {
 	m := startManagerOn(t, metricsAddr, managerArgs...)
 	prom := startPrometheus(t, metricsAddr)
 
-	for _, name := range []string{"app", "fragile", "held"} {
+	for _, name := range configNames {
 		waitNamed(t, s.ns, name, time.Minute, "1.0.0 recorded", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.0.0" })
 	}
 	announceNamed(t, s.ns, "app", "1.1.0")
 	announceNamed(t, s.ns, "fragile", "1.2.0")
 	announceNamed(t, s.ns, "held", "1.1.0")
+	announceNamed(t, s.ns, "approval", "1.1.0")
 	waitNamed(t, s.ns, "app", 2*time.Minute, "1.1.0 healthy", func(c *v1alpha1.RollingUpgradeConfig) bool {
 		return inPhase(c, v1alpha1.PhaseCompleted) && c.Status.CurrentVersion == "1.1.0"
 	})
@@ -72,9 +79,11 @@ func TestObservabilityOnARealPrometheus(t *testing.T) {
 	waitNamed(t, s.ns, "fragile", 2*time.Minute, "circuit open", func(c *v1alpha1.RollingUpgradeConfig) bool {
 		return inPhase(c, v1alpha1.PhaseFailed) && c.Status.CircuitOpen
 	})
-	waitNamed(t, s.ns, "held", time.Minute, "1.1.0 held", func(c *v1alpha1.RollingUpgradeConfig) bool {
-		return c.Status.Phase == v1alpha1.PhasePending && c.Status.TargetVersion == "1.1.0"
-	})
+	for _, name := range []string{"held", "approval"} {
+		waitNamed(t, s.ns, name, time.Minute, "1.1.0 held", func(c *v1alpha1.RollingUpgradeConfig) bool {
+			return c.Status.Phase == v1alpha1.PhasePending && c.Status.TargetVersion == "1.1.0"
+		})
+	}
 	// Prometheus has scraped the outcome.
 	prom.waitQuery(t, `rolling_upgrade_rollbacks_total{namespace="`+s.ns+`", name="app"}`, func(v float64) bool { return v == 1 })
 
@@ -86,6 +95,7 @@ func TestObservabilityOnARealPrometheus(t *testing.T) {
 	prom.waitQuery(t, `up{job="rollgate"}`, func(v float64) bool { return v == 1 })
 	prom.waitQuery(t, `rolling_upgrade_circuit_open{namespace="`+s.ns+`", name="fragile"}`, func(v float64) bool { return v == 1 })
 	prom.waitQuery(t, `rolling_upgrade_pending{namespace="`+s.ns+`", name="held"}`, func(v float64) bool { return v == 1 })
+	prom.waitQuery(t, `rolling_upgrade_waiting{namespace="`+s.ns+`", name="approval", reason="AwaitingApproval"}`, func(v float64) bool { return v == 1 })
 	prom.waitQuery(t, `rolling_upgrade_rollbacks_total{namespace="`+s.ns+`", name="app"}`, func(v float64) bool { return v == 0 })
 	time.Sleep(3 * time.Second) // a few scrapes of the restarted manager
 
@@ -122,7 +132,7 @@ func checkDashboard(t *testing.T, prom *promServer, ns string, began time.Time) 
 	if job := dash.textbox("job"); job != "rollgate" {
 		t.Errorf("the job variable defaults to %q, not rollgate (the job the ServiceMonitor and the alerts use)", job)
 	}
-	wantVars := map[string][]string{"namespace": {ns}, "config": {"app", "fragile", "held"}}
+	wantVars := map[string][]string{"namespace": {ns}, "config": configNames}
 	for name, q := range dash.variables(t) {
 		selector := expand(q.selector, map[string]string{"namespace": ns})
 		if u, err := unknownMetrics(selector, known); err != nil || len(u) > 0 {
@@ -150,7 +160,7 @@ func checkDashboard(t *testing.T, prom *promServer, ns string, began time.Time) 
 	expect := map[string]check{
 		"Active rollouts/A":     scalar(equals(0)),
 		"Open circuits/A":       scalar(equals(1)),
-		"Held versions/A":       scalar(equals(1)),
+		"Held versions/A":       scalar(equals(2)),
 		"Successful rollouts/A": scalar(about(1)), // app's 1.1.0; increase() counts across the restart
 		"Rollbacks/A":           scalar(about(2)), // app's 1.2.0 and fragile's
 		"Managers up/A":         scalar(equals(1)),
@@ -165,17 +175,21 @@ func checkDashboard(t *testing.T, prom *promServer, ns string, began time.Time) 
 		"Pod upgrade duration/A": peak(nil, within(0.5, 30)), // the 2s ready delay, and scheduling
 		"Pod upgrade duration/B": peak(nil, within(0.5, 30)),
 		"Rollouts in flight, held versions and open circuits/A": all(peak(model.LabelSet{"name": "app"}, equals(1)),
-			peak(model.LabelSet{"name": "fragile"}, equals(1)), absentFor("held")),
-		"Rollouts in flight, held versions and open circuits/B": all(peak(model.LabelSet{"name": "held"}, equals(1)),
+			peak(model.LabelSet{"name": "fragile"}, equals(1)), absentFor("held"), absentFor("approval")),
+		"Rollouts in flight, held versions and open circuits/B": all(
+			peak(model.LabelSet{"name": "held", "reason": v1alpha1.EventVersionHeld}, equals(1)),
+			peak(model.LabelSet{"name": "approval", "reason": v1alpha1.ReasonAwaitingApproval}, equals(1)),
 			absentFor("app"), absentFor("fragile")),
 		"Rollouts in flight, held versions and open circuits/C": all(peak(model.LabelSet{"name": "fragile"}, equals(1)),
-			absentFor("app"), absentFor("held")),
+			absentFor("app"), absentFor("held"), absentFor("approval")),
+		"Held versions by reason/A": all(peak(model.LabelSet{"reason": v1alpha1.EventVersionHeld}, equals(1)),
+			peak(model.LabelSet{"reason": v1alpha1.ReasonAwaitingApproval}, equals(1))),
 
-		"Configs/A": perConfig(map[string]func(float64) error{"app": equals(0), "fragile": equals(0), "held": equals(0)}),
-		"Configs/B": perConfig(map[string]func(float64) error{"app": equals(0), "fragile": equals(0), "held": equals(1)}),
-		"Configs/C": perConfig(map[string]func(float64) error{"app": equals(0), "fragile": equals(1), "held": equals(0)}),
-		"Configs/D": perConfig(map[string]func(float64) error{"app": about(1), "fragile": equals(0), "held": equals(0)}),
-		"Configs/E": perConfig(map[string]func(float64) error{"app": about(1), "fragile": about(1), "held": equals(0)}),
+		"Configs/A": perConfig(map[string]func(float64) error{"app": equals(0), "fragile": equals(0), "held": equals(0), "approval": equals(0)}),
+		"Configs/B": perConfig(map[string]func(float64) error{"app": equals(0), "fragile": equals(0), "held": equals(1), "approval": equals(1)}),
+		"Configs/C": perConfig(map[string]func(float64) error{"app": equals(0), "fragile": equals(1), "held": equals(0), "approval": equals(0)}),
+		"Configs/D": perConfig(map[string]func(float64) error{"app": about(1), "fragile": equals(0), "held": equals(0), "approval": equals(0)}),
+		"Configs/E": perConfig(map[string]func(float64) error{"app": about(1), "fragile": about(1), "held": equals(0), "approval": equals(0)}),
 	}
 
 	now := time.Now()
@@ -272,7 +286,7 @@ func checkKubectl(t *testing.T, ns string) {
 			t.Errorf("kubectl describe ruc app does not show %q:\n%s", want, describe)
 		}
 	}
-	mustKubectl(t, "-n", ns, "wait", "--for=condition=Ready", "--timeout=10s", "ruc/app", "ruc/held")
+	mustKubectl(t, "-n", ns, "wait", "--for=condition=Ready", "--timeout=10s", "ruc/app", "ruc/held", "ruc/approval")
 	mustKubectl(t, "-n", ns, "wait", "--for=condition=Stalled", "--timeout=10s", "ruc/fragile")
 }
 

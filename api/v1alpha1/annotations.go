@@ -22,6 +22,10 @@ const (
 	// ResetCircuitAnnotation is set by a human to a new value to close an open circuit breaker.
 	ResetCircuitAnnotation = "rollgate.dev/reset-circuit"
 
+	// ApproveAnnotation is set by a human to the version a config with spec.approval waits with,
+	// to let it start. It names one version: set for another, it approves nothing.
+	ApproveAnnotation = "rollgate.dev/approve"
+
 	// LastImageAnnotation is written on the workload: the image rollgate last rendered into it.
 	LastImageAnnotation = "rollgate.dev/last-image"
 

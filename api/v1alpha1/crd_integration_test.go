@@ -116,7 +116,8 @@ func TestIntegrationDefaults(t *testing.T) {
 	}
 	s := got.Spec
 	if s.VersionConstraint != ">=0.0.0" || s.HealthTimeout == nil || s.HealthTimeout.Duration != 10*time.Minute || s.MaxRollbacks != 3 ||
-		s.MaintenanceWindow.TimeZone != "UTC" || s.Sources[0].Registry.Interval == nil || s.Sources[0].Registry.Interval.Duration != time.Hour {
+		s.MaintenanceWindow.TimeZone != "UTC" || s.Sources[0].Registry.Interval == nil || s.Sources[0].Registry.Interval.Duration != time.Hour ||
+		s.Approval != v1alpha1.ApprovalNone {
 		t.Errorf("defaults not applied: %+v", s)
 	}
 }
@@ -172,6 +173,8 @@ func TestIntegrationInvalidSpecsAreRejected(t *testing.T) {
 			"a source sets exactly one of applicationVersion, configMap or registry"},
 		{"configMap without key", sources(map[string]any{"configMap": map[string]any{"name": "versions"}}),
 			"spec.sources[0].configMap.key: Required value"},
+		{"approval of minors", func(u *unstructured.Unstructured) { set(u, "Minor", "spec", "approval") },
+			`spec.approval: Unsupported value: "Minor": supported values: "None", "Required", "Major"`},
 		{"registry interval 10s", sources(map[string]any{"registry": map[string]any{"interval": "10s"}}),
 			"interval must be a duration of at least 1m"},
 	}

@@ -4,6 +4,7 @@ package v1alpha1
 const (
 	EventVersionAvailable            = "VersionAvailable"            // a new best eligible version appeared
 	EventVersionHeld                 = "VersionHeld"                 // a version waits for the maintenance window
+	EventApprovalRequired            = "ApprovalRequired"            // a version waits for a person's approval (spec.approval)
 	EventUpdateStarting              = "UpdateStarting"              // a version was applied; its health check runs
 	EventUpdateComplete              = "UpdateComplete"              // the version passed its health check
 	EventUpdateRollback              = "UpdateRollback"              // the version failed; rolling back
@@ -40,6 +41,7 @@ const (
 	ReasonWritten            = "Written"            // the last write put the status in Git (condition GitWriteBack)
 	ReasonAwaitingGitRecord  = "AwaitingGitRecord"  // a config that writes back reads its record in Git before any rollout
 	ReasonAwaitingGitOps     = "AwaitingGitOps"     // GitFirst: the committed image has yet to reach the workload
+	ReasonAwaitingApproval   = "AwaitingApproval"   // a version waits for rollgate.dev/approve (spec.approval)
 )
 
 // ConditionGitWriteBack is the condition of a config with spec.gitWriteBack: True (Written) once a

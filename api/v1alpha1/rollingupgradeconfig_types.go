@@ -121,6 +121,18 @@ const (
 	DeletionKeep DeletionPolicy = "Keep"
 )
 
+// ApprovalPolicy says which versions wait for a person's approval.
+type ApprovalPolicy string
+
+const (
+	// ApprovalNone: no version waits.
+	ApprovalNone ApprovalPolicy = "None"
+	// ApprovalRequired: every version waits.
+	ApprovalRequired ApprovalPolicy = "Required"
+	// ApprovalMajor: a version of a higher major than the running version waits.
+	ApprovalMajor ApprovalPolicy = "Major"
+)
+
 // RollingUpgradeConfigSpec says which workload rollgate steers, where its versions come from, which
 // versions it may take, and when and how carefully it may roll them out.
 type RollingUpgradeConfigSpec struct {
@@ -175,6 +187,18 @@ type RollingUpgradeConfigSpec struct {
 	// Suspend stops all automatic rollouts of this config; a rollout in flight is still watched.
 	// +optional
 	Suspend bool `json:"suspend,omitempty"`
+
+	// Approval says which versions wait for a person before they start. None (the default): no
+	// version waits. Required: every version. Major: a version of a higher major than the one
+	// running. A waiting version is Pending (Ready reason AwaitingApproval) until a person sets the
+	// annotation rollgate.dev/approve to it (kubectl annotate ruc web rollgate.dev/approve=1.4.0);
+	// an approval names one version, so one left for another version does nothing. The window still
+	// decides when an approved version starts. A rollback never waits, nor does a target-image set
+	// by hand (a person set it).
+	// +kubebuilder:validation:Enum=None;Required;Major
+	// +kubebuilder:default=None
+	// +optional
+	Approval ApprovalPolicy `json:"approval,omitempty"`
 
 	// DeletionPolicy says what happens to the workload when the config is deleted. Rollback (the
 	// default): a version in flight goes back to status.currentImage before the config goes. Keep:

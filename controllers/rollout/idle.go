@@ -232,7 +232,7 @@ func justCompleted(d *Decision) bool {
 }
 
 // gate starts the chosen version, or says what holds it: suspend, nothing newer, no version to
-// compare with, the circuit, the window, or an unhealthy workload.
+// compare with, the circuit, a missing approval, the window, or an unhealthy workload.
 func gate(d *Decision, in Input, w *Workload, win *window.Window, ch choice) {
 	st := &d.Status
 	rest := func() {
@@ -265,9 +265,11 @@ func gate(d *Decision, in Input, w *Workload, win *window.Window, ch choice) {
 		}
 		rest()
 		d.stalled(v1alpha1.EventCircuitOpen, "%s", circuitMessage(st, ch.tag))
+	case needsApproval(in.Config.Spec.Approval, st.CurrentVersion, ch.tag, in.Config.GetAnnotations()[v1alpha1.ApproveAnnotation]):
+		awaitApproval(d, in.Config, ch.tag)
 	case !win.Open(in.Now):
 		next := win.NextOpen(in.Now)
-		if d.old.Phase != v1alpha1.PhasePending || d.old.TargetVersion != ch.tag {
+		if !heldBefore(d, ch.tag, v1alpha1.EventVersionHeld) {
 			d.event(WriteStatus, corev1.EventTypeNormal, v1alpha1.EventVersionHeld, "%s held until %s (window %s)", ch.tag, next.Format(time.RFC3339), win)
 		}
 		st.Phase = v1alpha1.PhasePending
@@ -290,6 +292,10 @@ func gate(d *Decision, in Input, w *Workload, win *window.Window, ch choice) {
 		rest()
 		d.progressing(v1alpha1.EventGitWriteBackFailed, "%s waits until Git can be written: a rollout of this config is a commit%s", ch.tag, gitNote(st))
 	default:
-		start(d, in, in.Config.Spec.Image+":"+ch.tag, "from "+sourcesOf(ch.tag, in.Candidates))
+		why := "from " + sourcesOf(ch.tag, in.Candidates)
+		if needsApproval(in.Config.Spec.Approval, st.CurrentVersion, ch.tag, "") {
+			why += ", approved in " + v1alpha1.ApproveAnnotation
+		}
+		start(d, in, in.Config.Spec.Image+":"+ch.tag, why)
 	}
 }

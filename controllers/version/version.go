@@ -95,3 +95,14 @@ func (p *Policy) Choose(candidates []string, current string, failed []string) Ch
 	}
 	return choice
 }
+
+// NewMajor reports whether tag is of a higher major version than current. A version that is not
+// semver counts as a new major: what cannot be compared is no minor step.
+func NewMajor(current, tag string) bool {
+	c, err := semver.NewVersion(current)
+	if err != nil {
+		return true
+	}
+	t, err := semver.NewVersion(tag)
+	return err != nil || t.Major() > c.Major()
+}

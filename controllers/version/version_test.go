@@ -79,3 +79,24 @@ func TestUnparsableCurrentVersionComparesNothing(t *testing.T) {
 		t.Errorf("Tag = %q, want 1.1.0", got.Tag)
 	}
 }
+
+func TestNewMajor(t *testing.T) {
+	for _, c := range []struct {
+		current, tag string
+		want         bool
+	}{
+		{"1.3.0", "1.4.0", false},
+		{"1.3.0", "1.3.1", false},
+		{"1.3.0", "2.0.0", true},
+		{"v1.9", "v2", true},
+		{"0.9.0", "1.0.0", true},
+		{"2.0.0", "1.9.0", false},
+		{"1.3.0", "2.0.0-rc.1", true},
+		{"main", "1.0.0", true},
+		{"1.0.0", "latest", true},
+	} {
+		if got := NewMajor(c.current, c.tag); got != c.want {
+			t.Errorf("NewMajor(%q, %q) = %v, want %v", c.current, c.tag, got, c.want)
+		}
+	}
+}
