@@ -4,9 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/prometheus/client_golang/prometheus"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
@@ -53,9 +51,9 @@ var (
 	circuitOpenDesc = prometheus.NewDesc("rolling_upgrade_circuit_open",
 		"1 while the circuit breaker of the config is open.", configLabels, nil)
 	versionPendingDesc = prometheus.NewDesc("rolling_upgrade_pending",
-		"1 while a version is held (phase Pending): by the maintenance window or a gate; rolling_upgrade_waiting says which.", configLabels, nil)
+		"1 while a version is held (phase Pending); rolling_upgrade_waiting says by what.", configLabels, nil)
 	versionWaitingDesc = prometheus.NewDesc("rolling_upgrade_waiting",
-		"1 while a version is held, with the reason that holds it (the Ready reason: VersionHeld for the window, AwaitingApproval); absent otherwise.",
+		"1 while a version is held by a gate, labelled with it: reason VersionHeld (the maintenance window) or AwaitingApproval; absent otherwise.",
 		append(configLabels, "reason"), nil)
 	rolloutDeadlineDesc = prometheus.NewDesc("rolling_upgrade_deadline_timestamp_seconds",
 		"While a rollout or its rollback is in flight: the Unix time its health timeout ends. A rollout in flight long after it is stuck.",
@@ -78,13 +76,13 @@ type rolloutMetrics struct {
 // configSeries is what the series of one config say. Counters and histograms exist at zero from
 // the first sight of a config: a first increment from nothing is invisible to rate() and increase().
 type configSeries struct {
-	active, circuitOpen         bool
-	held                        string  // the Ready reason while a version is held (phase Pending); "" otherwise
-	deadline                    float64 // Unix seconds; 0 while nothing is in flight
-	success, failure, rollbacks uint64
-	durationSuccess             histogram
-	durationRollback            histogram
-	podUpgrades                 histogram
+	active, circuitOpen, pending bool
+	held                         string  // what holds the version (rollout.HoldReason); "" when nothing does
+	deadline                     float64 // Unix seconds; 0 while nothing is in flight
+	success, failure, rollbacks  uint64
+	durationSuccess              histogram
+	durationRollback             histogram
+	podUpgrades                  histogram
 }
 
 func newConfigSeries() *configSeries {
@@ -145,13 +143,8 @@ func (m *rolloutMetrics) record(ruc *v1alpha1.RollingUpgradeConfig, d rollout.De
 	st := d.Status
 	s.active = st.Phase == v1alpha1.PhaseInProgress || st.Phase == v1alpha1.PhaseRollingBack
 	s.circuitOpen = st.CircuitOpen
-	s.held = ""
-	if st.Phase == v1alpha1.PhasePending {
-		s.held = string(v1alpha1.PhasePending)
-		if r := apimeta.FindStatusCondition(st.Conditions, meta.ReadyCondition); r != nil {
-			s.held = r.Reason
-		}
-	}
+	s.pending = st.Phase == v1alpha1.PhasePending
+	s.held = rollout.HoldReason(&st)
 	s.deadline = 0
 	if t, ok := rollout.Deadline(ruc.Spec, d.Annotations); s.active && ok {
 		s.deadline = float64(t.Unix())
@@ -222,7 +215,7 @@ func (m *rolloutMetrics) series() []prometheus.Metric {
 		out = append(out,
 			prometheus.MustNewConstMetric(rolloutActiveDesc, prometheus.GaugeValue, gauge(s.active), ns, name),
 			prometheus.MustNewConstMetric(circuitOpenDesc, prometheus.GaugeValue, gauge(s.circuitOpen), ns, name),
-			prometheus.MustNewConstMetric(versionPendingDesc, prometheus.GaugeValue, gauge(s.held != ""), ns, name),
+			prometheus.MustNewConstMetric(versionPendingDesc, prometheus.GaugeValue, gauge(s.pending), ns, name),
 			prometheus.MustNewConstMetric(rolloutSuccessDesc, prometheus.CounterValue, float64(s.success), ns, name),
 			prometheus.MustNewConstMetric(rolloutFailureDesc, prometheus.CounterValue, float64(s.failure), ns, name),
 			prometheus.MustNewConstMetric(rolloutRollbacksDesc, prometheus.CounterValue, float64(s.rollbacks), ns, name),

@@ -52,6 +52,12 @@ func TestMetricsFollowDecisionsAndGoWithTheConfig(t *testing.T) {
 	if series := seriesIn(t, m, "metrics-test"); series["rolling_upgrade_waiting{web,AwaitingApproval}"] != nil {
 		t.Error("the reason that held the version before stays")
 	}
+	// Pending while a source cannot be read: held still, but by no gate.
+	m.record(ruc, held(v1alpha1.EventRegistryUnavailable), start, nil)
+	if series := seriesIn(t, m, "metrics-test"); value("rolling_upgrade_pending{web}") != 1 || series["rolling_upgrade_waiting{web,RegistryUnavailable}"] != nil ||
+		series["rolling_upgrade_waiting{web,VersionHeld}"] != nil {
+		t.Error("rolling_upgrade_waiting names a reason that is no gate")
+	}
 	// Outcome series exist at zero before the first outcome, so rate() sees the first one.
 	series := seriesIn(t, m, "metrics-test")
 	for _, s := range []string{"rolling_upgrade_success_total{web}", "rolling_upgrade_failure_total{web}", "rolling_upgrade_rollbacks_total{web}",

@@ -47,9 +47,28 @@ func approvalMessage(cfg *v1alpha1.RollingUpgradeConfig, tag string) string {
 	return msg
 }
 
-// heldBefore: the config was Pending with tag for reason already, so the event that says why was
-// emitted then.
+// heldBefore: the config was Pending with tag already, held by the same gate, so the event that
+// says why was emitted then. A wait in between for something else (a source that could not be
+// read, a workload that went missing) is no new hold: the phase and target stayed.
 func heldBefore(d *Decision, tag, reason string) bool {
-	r := apimeta.FindStatusCondition(d.old.Conditions, meta.ReadyCondition)
-	return d.old.Phase == v1alpha1.PhasePending && d.old.TargetVersion == tag && r != nil && r.Reason == reason
+	if d.old.Phase != v1alpha1.PhasePending || d.old.TargetVersion != tag {
+		return false
+	}
+	was := HoldReason(d.old)
+	return was == "" || was == reason
+}
+
+// HoldReason is what holds a Pending config's version: the Ready reason of a hold (the window,
+// VersionHeld, or a missing approval, AwaitingApproval), or "" when no gate holds it (not Pending,
+// or Ready says it waits for something else).
+func HoldReason(st *v1alpha1.RollingUpgradeConfigStatus) string {
+	r := apimeta.FindStatusCondition(st.Conditions, meta.ReadyCondition)
+	if st.Phase != v1alpha1.PhasePending || r == nil {
+		return ""
+	}
+	switch r.Reason {
+	case v1alpha1.EventVersionHeld, v1alpha1.ReasonAwaitingApproval:
+		return r.Reason
+	}
+	return ""
 }

@@ -115,16 +115,45 @@ func TestMajorVersionsWaitForApproval(t *testing.T) {
 	}
 }
 
-// What a person did needs no approval, and a rollback never waits.
-func TestApprovalGatesOnlyAutomaticStarts(t *testing.T) {
+// What a person did needs no approval.
+func TestATargetSetByHandNeedsNoApproval(t *testing.T) {
 	byHand := config(current("1.0.0"), approval(v1alpha1.ApprovalRequired), func(c *v1alpha1.RollingUpgradeConfig) {
 		c.Annotations[v1alpha1.TargetImageAnnotation] = repo + ":1.1.0"
 	})
 	if d := Decide(Input{Now: now, Config: byHand, Workload: deploymentAt("1.0.0", healthy)}); d.Annotations.Step != StepHealthCheck {
 		t.Errorf("a target set by hand waits: %+v", d.Status)
 	}
-	checking := config(current("1.0.0"), approval(v1alpha1.ApprovalRequired), inFlight(StepHealthCheck, repo+":1.1.0", now.Add(-time.Minute)))
-	if d := Decide(Input{Now: now, Config: checking, Workload: deploymentAt("1.1.0", failed)}); d.Annotations.Step != StepRollingBack {
-		t.Errorf("a failed version is not rolled back: %+v, %+v", d.Annotations, d.Status)
+}
+
+// A wait for something else in between (a registry that does not answer) is no new hold: the
+// version was held all along, and its event is not sent again.
+func TestAHoldInterruptedIsAnnouncedOnce(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		mods  []func(*v1alpha1.RollingUpgradeConfig)
+		event string
+	}{
+		{"approval", []func(*v1alpha1.RollingUpgradeConfig){approval(v1alpha1.ApprovalRequired)}, v1alpha1.EventApprovalRequired},
+		{"window", []func(*v1alpha1.RollingUpgradeConfig){windowAt("0 3 * * *", time.Hour)}, v1alpha1.EventVersionHeld},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := config(append([]func(*v1alpha1.RollingUpgradeConfig){current("1.0.0")}, tc.mods...)...)
+			in := Input{Now: now.Add(-30 * time.Minute), Config: cfg, Workload: deploymentAt("1.0.0", healthy), Candidates: av("1.1.0")}
+			d := Decide(in)
+			if !strings.Contains(reasons(d.Events), tc.event) {
+				t.Fatalf("events %s, want %s", reasons(d.Events), tc.event)
+			}
+			down := in
+			down.Config, down.Candidates = next(cfg, d), nil
+			down.SourceProblem = &Problem{Reason: v1alpha1.EventRegistryUnavailable, Message: "listing tags: unreachable"}
+			d = Decide(down)
+			if d.Status.Phase != v1alpha1.PhasePending || condition(d, meta.ReadyCondition).Reason != v1alpha1.EventRegistryUnavailable {
+				t.Fatalf("while the registry is down: %+v", d.Status)
+			}
+			in.Config = next(down.Config, d)
+			if d = Decide(in); strings.Contains(reasons(d.Events), tc.event) || d.Status.Phase != v1alpha1.PhasePending {
+				t.Errorf("back: phase %s, events %s: the hold was announced again", d.Status.Phase, reasons(d.Events))
+			}
+		})
 	}
 }

@@ -209,9 +209,9 @@ func notFailedYet(w *Workload, rendered bool, timeout time.Duration, now time.Ti
 // message names no stage of the control plane's progress: each stage would be another status
 // write, and a control plane that has fallen behind takes each version through all of them.
 func waitForEvidence(d *Decision, in Input, ver string, next time.Duration) {
-	d.progressing(v1alpha1.ReasonProgressing, "rolling out %s to %s: its deadline has passed, but the control plane has yet to give the "+
-		"version's pods a fair check; it is rolled back only if one of them is not Ready a whole deadline after a node started it "+
-		"(its pods show how far they got)", ver, describeTarget(RecordedTargetOf(in.Config.Spec)))
+	d.progressing(v1alpha1.ReasonProgressing, "rolling out %s to %s: its deadline (the health timeout, or the Deployment's progress deadline) has passed, "+
+		"but the control plane has yet to give the version's pods a fair check; it is rolled back only if one of them is not Ready "+
+		"that long after a node started it (their status.startTime)", ver, describeTarget(RecordedTargetOf(in.Config.Spec)))
 	d.RequeueAfter = next
 }
 
