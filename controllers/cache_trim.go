@@ -9,7 +9,9 @@ import (
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	toolscache "k8s.io/client-go/tools/cache"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
@@ -51,6 +53,15 @@ type CacheTrim struct {
 // NewCacheTrim returns a transform that keeps every workload whole until Track is called.
 func NewCacheTrim() *CacheTrim {
 	return &CacheTrim{named: map[string]int{}, counted: make(chan struct{})}
+}
+
+// CacheOptions are the manager's cache options that rollgate needs: workloads cached by this
+// trim, and of the ConfigMaps only the labelled ones, the signals (clusters hold many large
+// ConfigMaps). Pods are never cached: they are read directly, and rarely.
+func (t *CacheTrim) CacheOptions() cache.Options {
+	return cache.Options{DefaultTransform: t.Transform, NewInformer: t.NewInformer, ByObject: map[client.Object]cache.ByObject{
+		&corev1.ConfigMap{}: {Label: labels.SelectorFromSet(labels.Set{v1alpha1.VersionSourceLabel: "true"})},
+	}}
 }
 
 // Transform trims one object on its way into the cache.

@@ -279,8 +279,10 @@ func TestAShellIsReadLive(t *testing.T) {
 	ruc := &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"},
 		Spec: v1alpha1.RollingUpgradeConfigSpec{TargetRef: v1alpha1.WorkloadReference{Kind: v1alpha1.KindDeployment, Name: "web"}}}
 	live := testDeployment("shop", "web")
-	// What the manager's cache gives back for a shell (NewCache): the metadata alone.
-	cached := fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(&appsv1.Deployment{ObjectMeta: live.ObjectMeta}).Build()
+	// What the manager's cache gives back for a shell (the informer's store, read through
+	// asWorkload): a Deployment of metadata alone.
+	readBack := asWorkload(shell(live, v1alpha1.KindDeployment)).(*appsv1.Deployment)
+	cached := fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(readBack).Build()
 	apiServer := fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(live).Build()
 	w, err := getWorkload(context.Background(), cached, apiServer, ruc)
 	if err != nil || w == nil || w.selector() == nil {

@@ -48,6 +48,9 @@ type EventRecorder struct {
 	stopped bool
 }
 
+// eventLog is the recorder's logger (the manager's, once it has set it: logf.Log delegates).
+var eventLog = logf.Log.WithName("events")
+
 const (
 	eventQueue   = 1000 // client-go's maxQueuedEvents
 	eventWorkers = 4
@@ -64,10 +67,9 @@ func NewEventRecorder(client eventsclient.EventsGetter, scheme *runtime.Scheme, 
 // Eventf records an event about regarding (and related, if not nil). It does not block, but while
 // the manager stops: it then sends the event itself, for at most Flush.
 func (r *EventRecorder) Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any) {
-	log := logf.Log.WithName("events")
 	ref, err := reference.GetReference(r.Scheme, regarding)
 	if err != nil {
-		log.Error(err, "no reference to the object of an event", "reason", reason)
+		eventLog.Error(err, "no reference to the object of an event", "reason", reason)
 		return
 	}
 	now := r.Clock.Now()
@@ -83,7 +85,7 @@ func (r *EventRecorder) Eventf(regarding, related runtime.Object, eventtype, rea
 	}
 	if related != nil {
 		if e.Related, err = reference.GetReference(r.Scheme, related); err != nil {
-			log.Error(err, "no reference to the related object of an event", "reason", reason)
+			eventLog.Error(err, "no reference to the related object of an event", "reason", reason)
 			return
 		}
 	}
@@ -92,7 +94,7 @@ func (r *EventRecorder) Eventf(regarding, related runtime.Object, eventtype, rea
 		select {
 		case r.queue <- e:
 		default:
-			log.Info("event queue full, event dropped", "object", ref.Namespace+"/"+ref.Name, "reason", reason)
+			eventLog.Info("event queue full, event dropped", "object", ref.Namespace+"/"+ref.Name, "reason", reason)
 		}
 		r.mu.RUnlock()
 		return
@@ -108,32 +110,20 @@ func (r *EventRecorder) Eventf(regarding, related runtime.Object, eventtype, rea
 func (r *EventRecorder) Start(ctx context.Context) error {
 	sendCtx, cancel := context.WithCancel(context.WithoutCancel(ctx))
 	defer cancel()
-	drain := make(chan struct{})
 	var workers sync.WaitGroup
 	for range eventWorkers {
 		workers.Go(func() {
-			for {
-				select {
-				case e := <-r.queue:
-					r.send(sendCtx, e)
-				case <-drain:
-					for {
-						select {
-						case e := <-r.queue:
-							r.send(sendCtx, e)
-						default:
-							return
-						}
-					}
-				}
+			// Until the queue is closed and empty: what was queued before the stop is sent too.
+			for e := range r.queue {
+				r.send(sendCtx, e)
 			}
 		})
 	}
 	<-ctx.Done()
 	r.mu.Lock()
 	r.stopped = true // nothing is queued from now on
+	close(r.queue)
 	r.mu.Unlock()
-	close(drain)
 	stop := time.AfterFunc(r.Flush, cancel)
 	defer stop.Stop()
 	workers.Wait()
@@ -154,13 +144,13 @@ func (r *EventRecorder) send(ctx context.Context, e *eventsv1.Event) {
 			try == eventTries:
 			// It will never be taken (a namespace that is terminating refuses new events), or
 			// the API server has been away too long.
-			logf.FromContext(ctx).WithName("events").Error(err, "event not recorded", "object", e.Regarding.Namespace+"/"+e.Regarding.Name,
+			eventLog.Error(err, "event not recorded", "object", e.Regarding.Namespace+"/"+e.Regarding.Name,
 				"reason", e.Reason, "tries", try)
 			return
 		}
 		select {
 		case <-ctx.Done():
-			logf.FromContext(ctx).WithName("events").Error(err, "event not recorded: the manager stopped", "object",
+			eventLog.Error(err, "event not recorded: the manager stopped", "object",
 				e.Regarding.Namespace+"/"+e.Regarding.Name, "reason", e.Reason, "tries", try)
 			return
 		case <-time.After(wait.Jitter(r.Retry, 0.25)):

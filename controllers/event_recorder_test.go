@@ -61,11 +61,9 @@ func TestAnEventIsSentAsRecorded(t *testing.T) {
 	r, clients, _ := newTestRecorder(t, func(int64) error { return nil })
 	start(t, r)
 	r.Eventf(testConfig(), nil, corev1.EventTypeWarning, v1alpha1.EventInvalidSpec, "Reconcile", "spec.%s: %v", "versionConstraint", "bad")
-	var got []string
 	waitFor(t, "the event created", func() bool {
 		list, _ := clients.EventsV1().Events("shop").List(context.Background(), metav1.ListOptions{})
 		for _, e := range list.Items {
-			got = append(got, e.Name)
 			if e.Reason != v1alpha1.EventInvalidSpec || e.Type != corev1.EventTypeWarning || e.Note != "spec.versionConstraint: bad" ||
 				e.Action != "Reconcile" || e.ReportingController != "rollgate" || e.Regarding.Kind != "RollingUpgradeConfig" ||
 				e.Regarding.Name != "web" || e.Regarding.UID != "uid-web" || e.EventTime.IsZero() || e.Related != nil {

@@ -2,7 +2,9 @@ package controllers
 
 import (
 	"testing"
+	"time"
 
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"sigs.k8s.io/controller-runtime/pkg/event"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
@@ -14,6 +16,16 @@ func TestConfigUpdatePredicates(t *testing.T) {
 		GitWriteBack: &v1alpha1.GitWriteBackReference{Name: "fleet", Path: "k.yaml"}}}
 	read := writesBack.DeepCopy()
 	read.Status.GitWriteBack = &v1alpha1.GitWriteBackStatus{Written: "sha256:0"}
+	// A GitFirst config: read, then written at a time, then failing.
+	gitFirst := read.DeepCopy()
+	gitFirst.Spec.GitWriteBack.Mode = v1alpha1.ModeGitFirst
+	wrote := gitFirst.DeepCopy()
+	wrote.Status.GitWriteBack.LastWrite = &metav1.Time{Time: time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)}
+	wrote.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionGitWriteBack, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonWritten}}
+	failing := wrote.DeepCopy()
+	failing.Status.Conditions[0].Status, failing.Status.Conditions[0].Reason = metav1.ConditionFalse, v1alpha1.EventGitWriteBackFailed
+	clusterFirst := wrote.DeepCopy()
+	clusterFirst.Spec.GitWriteBack.Mode = v1alpha1.ModeClusterFirst
 	update := func(old, cur *v1alpha1.RollingUpgradeConfig) event.UpdateEvent {
 		return event.UpdateEvent{ObjectOld: old, ObjectNew: cur}
 	}
@@ -29,6 +41,10 @@ func TestConfigUpdatePredicates(t *testing.T) {
 		{"spec.gitWriteBack removed reaches the write-back", removedWriteBack.Update(update(writesBack, plain)), true},
 		{"spec.gitWriteBack added is not a removal", removedWriteBack.Update(update(plain, writesBack)), false},
 		{"deletion is not its business", removedWriteBack.Delete(event.DeleteEvent{Object: writesBack}), false},
+		{"a GitFirst write that went through wakes the engine", gitWritten.Update(update(gitFirst, wrote)), true},
+		{"so does one that failed", gitWritten.Update(update(wrote, failing)), true},
+		{"an update that changes neither does not", gitWritten.Update(update(wrote, wrote.DeepCopy())), false},
+		{"a ClusterFirst config's writes do not", gitWritten.Update(update(gitFirst.DeepCopy(), clusterFirst)), false},
 	} {
 		if tc.got != tc.want {
 			t.Errorf("%s: %v, want %v", tc.name, tc.got, tc.want)

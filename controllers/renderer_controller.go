@@ -71,7 +71,7 @@ func (r *RendererReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		Owners:     owners,
 		Deleting:   ruc.DeletionTimestamp != nil,
 		// A GitFirst config renders only what Git cannot be told (rollout.RenderImage).
-		StandIn: ruc.Spec.GitWriteBack.GitFirst() && ruc.DeletionTimestamp == nil,
+		StandIn: rollout.StandsInForGit(&ruc),
 	}, r.Clock.Now())
 	if d.Reason != "" {
 		logf.FromContext(ctx).Info(d.Reason, "workload", w.describe(), "container", c.Name, "from", c.Image, "to", want,

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"k8s.io/apimachinery/pkg/labels"
-	"k8s.io/client-go/kubernetes"
+	eventsclient "k8s.io/client-go/kubernetes/typed/events/v1"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 
@@ -57,11 +57,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 			return fmt.Errorf("tracking the workloads configs name: %w", err)
 		}
 	}
-	clients, err := kubernetes.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
+	events, err := eventsclient.NewForConfigAndClient(mgr.GetConfig(), mgr.GetHTTPClient())
 	if err != nil {
 		return fmt.Errorf("the client of events: %w", err)
 	}
-	recorder := NewEventRecorder(clients.EventsV1(), mgr.GetScheme(), clock.RealClock{}, "rollgate")
+	recorder := NewEventRecorder(events, mgr.GetScheme(), clock.RealClock{}, "rollgate")
 	if err := mgr.Add(recorder); err != nil {
 		return err
 	}

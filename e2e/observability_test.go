@@ -27,8 +27,8 @@ import (
 // The manager is killed and restarted on the same address mid-way (a scrape during a restart).
 // Then every query of the Grafana dashboard is evaluated through Prometheus' HTTP API and checked
 // against what happened, the alerts are read from Prometheus, and kubectl shows the same story.
-// configNames are the scenario's configs.
-var configNames = []string{"app", "fragile", "held", "approval"}
+// observedConfigs are the configs of the observability scenario.
+var observedConfigs = []string{"app", "fragile", "held", "approval"}
 
 func TestObservabilityOnARealPrometheus(t *testing.T) {
 	inNamespaceOnly(t)
@@ -38,7 +38,7 @@ func TestObservabilityOnARealPrometheus(t *testing.T) {
 	began := time.Now()
 
 	heldHour := (time.Now().UTC().Hour() + 12) % 24
-	for _, name := range configNames {
+	for _, name := range observedConfigs {
 		d := deployment(s.ns, name, img("1.0.0"), 2)
 		d.Spec.ProgressDeadlineSeconds = ptr.To[int32](10) // a never-ready version fails fast
 		av := appVersion("1.0.0")
@@ -62,7 +62,7 @@ func TestObservabilityOnARealPrometheus(t *testing.T) {
 	m := startManagerOn(t, metricsAddr, managerArgs...)
 	prom := startPrometheus(t, metricsAddr)
 
-	for _, name := range configNames {
+	for _, name := range observedConfigs {
 		waitNamed(t, s.ns, name, time.Minute, "1.0.0 recorded", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.0.0" })
 	}
 	announceNamed(t, s.ns, "app", "1.1.0")
@@ -132,7 +132,7 @@ func checkDashboard(t *testing.T, prom *promServer, ns string, began time.Time) 
 	if job := dash.textbox("job"); job != "rollgate" {
 		t.Errorf("the job variable defaults to %q, not rollgate (the job the ServiceMonitor and the alerts use)", job)
 	}
-	wantVars := map[string][]string{"namespace": {ns}, "config": configNames}
+	wantVars := map[string][]string{"namespace": {ns}, "config": observedConfigs}
 	for name, q := range dash.variables(t) {
 		selector := expand(q.selector, map[string]string{"namespace": ns})
 		if u, err := unknownMetrics(selector, known); err != nil || len(u) > 0 {

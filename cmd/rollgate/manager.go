@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 
-	corev1 "k8s.io/api/core/v1"
-	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -14,7 +12,6 @@ import (
 	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/cache"
-	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/config"
 	"sigs.k8s.io/controller-runtime/pkg/healthz"
 	"sigs.k8s.io/controller-runtime/pkg/metrics/filters"
@@ -41,14 +38,10 @@ func newManager(ctx context.Context, cfg *rest.Config, o options) (ctrl.Manager,
 		// The scrape must present a token allowed to GET /metrics (see config/rbac/metrics_*).
 		metrics.FilterProvider = filters.WithAuthenticationAndAuthorization
 	}
-	// Clusters hold many large ConfigMaps; only the labelled ones are signals, so only they are
-	// cached. Pods are never cached: they are read directly, and rarely (when a rollout ends, when a
-	// health check passes its timeout without a verdict, in a StatefulSet rollback). Workloads are
-	// all watched, and cached whole only while a config names them (CacheTrim).
+	// Workloads are all watched, and cached whole only while a config names them; of the
+	// ConfigMaps only the labelled ones, the signals, are cached, and pods not at all.
 	trim := controllers.NewCacheTrim()
-	cacheOpts := cache.Options{DefaultTransform: trim.Transform, NewInformer: trim.NewInformer, ByObject: map[client.Object]cache.ByObject{
-		&corev1.ConfigMap{}: {Label: labels.SelectorFromSet(labels.Set{rollgatev1alpha1.VersionSourceLabel: "true"})},
-	}}
+	cacheOpts := trim.CacheOptions()
 	if !o.Shard.Empty() {
 		// A shard sees only its own configs: every watch, index and controller works on them alone.
 		// Workloads and sources stay visible, since any config may name any of them; the shard

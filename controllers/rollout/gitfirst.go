@@ -64,10 +64,8 @@ func awaitingGit(d *Decision, in Input, w *Workload, started time.Time) bool {
 	ver := image.Version(a.TargetImage)
 	committed, ok := committedSince(&d.Status, started)
 	if !ok {
-		// Being written, or Git fails: the GitOps tool cannot have it yet. The write-back's answer
-		// wakes the check (gitWritten); the poll is for a lost one.
-		awaiting(d, in, ver, "is being committed to", "once it is committed, and is withdrawn an apply timeout after that unless it does")
-		d.RequeueAfter = HealthPoll
+		// Being written, or Git fails: the GitOps tool cannot have it yet.
+		awaitingCommit(d, in, ver)
 		return true
 	}
 	deadline := committed.Add(in.Config.Spec.GitWriteBack.ApplyTimeoutOrDefault())
@@ -99,6 +97,13 @@ func awaiting(d *Decision, in Input, ver, where, until string) {
 		ver, where, ref.Path, ref.Name, gitNote(&d.Status), describeTarget(RecordedTargetOf(in.Config.Spec)), until)
 }
 
+// awaitingCommit says that the version waits for its commit. The write-back's answer wakes the
+// check (gitWritten); the poll is for a lost one.
+func awaitingCommit(d *Decision, in Input, ver string) {
+	awaiting(d, in, ver, "is being committed to", "once it is committed, and is withdrawn an apply timeout after that unless it does")
+	d.RequeueAfter = HealthPoll
+}
+
 // gitNote says that writing to Git fails, if it does.
 func gitNote(st *v1alpha1.RollingUpgradeConfigStatus) string {
 	if c := apimeta.FindStatusCondition(st.Conditions, v1alpha1.ConditionGitWriteBack); c != nil && c.Status == metav1.ConditionFalse {
@@ -125,7 +130,7 @@ func withdraw(d *Decision, in Input, w *Workload, started time.Time) {
 	d.Annotations = Annotations{}
 	d.StatusFirst = true
 	st.Phase, st.TargetVersion = restingPhase(st), ""
-	heldAfterWithdrawals(d, in, ver)
+	heldAfterWithdrawals(d, in, ver, next)
 }
 
 // retryAfterWithdrawals is when a GitFirst config may start a rollout after the rollouts at the
@@ -150,10 +155,10 @@ func retryAfterWithdrawals(cfg *v1alpha1.RollingUpgradeConfig, st *v1alpha1.Roll
 	return h[len(h)-1].AppliedAt.Add(timeout + min(wait, maxWithdrawalWait))
 }
 
-// heldAfterWithdrawals says that the next rollout waits after withdrawn ones.
-func heldAfterWithdrawals(d *Decision, in Input, tag string) {
+// heldAfterWithdrawals says that the next rollout waits after withdrawn ones, until retry
+// (retryAfterWithdrawals).
+func heldAfterWithdrawals(d *Decision, in Input, tag string, retry time.Time) {
 	ref := in.Config.Spec.GitWriteBack
-	retry := retryAfterWithdrawals(in.Config, &d.Status)
 	last := d.Status.VersionHistory[len(d.Status.VersionHistory)-1]
 	d.progressing(v1alpha1.EventNotAppliedFromGit, "%s waits until %s: %s was committed to %s of GitWriteBack %s and %s; "+
 		"check that the GitOps tool applies it", tag, retry.UTC().Format(time.RFC3339), last.Version, ref.Path, ref.Name, last.Reason)

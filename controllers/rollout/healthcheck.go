@@ -37,8 +37,7 @@ func start(d *Decision, in Input, img, why string) {
 		d.Annotations.CheckPaused = d.Annotations.UpdateStarted
 		d.event(WriteAnnotations, corev1.EventTypeNormal, v1alpha1.EventUpdateStarting,
 			"rolling out %s (%s) through Git: committing it to %s of GitWriteBack %s; health timeout %s from its arrival", img, why, ref.Path, ref.Name, timeout)
-		awaiting(d, in, ver, "is being committed to", "once it is committed, and is withdrawn an apply timeout after that unless it does")
-		d.RequeueAfter = HealthPoll
+		awaitingCommit(d, in, ver)
 		return
 	}
 	d.event(WriteAnnotations, corev1.EventTypeNormal, v1alpha1.EventUpdateStarting, "rolling out %s (%s); health timeout %s", img, why, timeout)
@@ -128,16 +127,15 @@ func judge(d *Decision, in Input, w *Workload, ver string, started time.Time) {
 		switch {
 		case rendered && w.Verdict.State == health.Healthy:
 			verdict = v1alpha1.ResultHealthy
-		case rendered && w.Verdict.State == health.Failed:
-			// The Deployment gave up on its progress deadline, which a control plane that has
-			// fallen behind passes too: the version fails on its own evidence alone.
-			if next, wait := notFailedYet(w, rendered, w.ProgressDeadline, in.Now); wait {
-				waitForEvidence(d, in, ver, next)
-				return
+		case rendered && w.Verdict.State == health.Failed, elapsed >= timeout:
+			// Past the health timeout, or the Deployment gave up on its progress deadline, which a
+			// control plane that has fallen behind passes too: the version fails on its own
+			// evidence alone, judged against the deadline it passed.
+			own := timeout
+			if rendered && w.Verdict.State == health.Failed {
+				own = w.ProgressDeadline
 			}
-			verdict = v1alpha1.ResultRolledBack
-		case elapsed >= timeout:
-			if next, wait := notFailedYet(w, rendered, timeout, in.Now); wait {
+			if next, wait := notFailedYet(w, rendered, own, in.Now); wait {
 				waitForEvidence(d, in, ver, next)
 				return
 			}

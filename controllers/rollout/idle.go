@@ -239,6 +239,7 @@ func gate(d *Decision, in Input, w *Workload, win *window.Window, ch choice) {
 		st.Phase = restingPhase(st)
 		st.TargetVersion, st.NextWindow = "", nil
 	}
+	retry := retryAfterWithdrawals(in.Config, st)
 	switch {
 	case in.Config.Spec.Suspend:
 		rest()
@@ -284,9 +285,9 @@ func gate(d *Decision, in Input, w *Workload, win *window.Window, ch choice) {
 		if !blocked(d, w) {
 			d.waiting(v1alpha1.ReasonWorkloadNotHealthy, "%s is not healthy (%s); %s waits until it is", w.Description, w.Verdict.Message, ch.tag)
 		}
-	case in.Now.Before(retryAfterWithdrawals(in.Config, st)):
+	case in.Now.Before(retry):
 		rest()
-		heldAfterWithdrawals(d, in, ch.tag)
+		heldAfterWithdrawals(d, in, ch.tag, retry)
 	case gitFirst(in.Config) && gitFailing(st):
 		// A GitFirst rollout is a commit: it waits for Git (the write-back warned of its failure).
 		rest()

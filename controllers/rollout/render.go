@@ -26,7 +26,7 @@ import (
 // a broken version does not stay up because Git is down (Git, and the GitOps tool with it, may
 // still say the broken one until the rollback's commit is pushed).
 func RenderImage(cfg *v1alpha1.RollingUpgradeConfig) (string, string) {
-	if gitFirst(cfg) && cfg.DeletionTimestamp == nil {
+	if StandsInForGit(cfg) {
 		if AnnotationsOf(cfg).Step != StepHealthCheck && gitFailing(&cfg.Status) && cfg.Status.CurrentImage != "" {
 			return cfg.Status.CurrentImage, ""
 		}
@@ -77,4 +77,10 @@ func imageToRun(cfg *v1alpha1.RollingUpgradeConfig) (string, string) {
 		return "", "no image recorded yet"
 	}
 	return st.CurrentImage, ""
+}
+
+// StandsInForGit: the config's rollouts go through Git, and it renders only what Git cannot be
+// told (RenderImage). A deleted config renders like any other: its rollback ends it.
+func StandsInForGit(cfg *v1alpha1.RollingUpgradeConfig) bool {
+	return gitFirst(cfg) && cfg.DeletionTimestamp == nil
 }

@@ -43,8 +43,10 @@ func OutcomeOf(ruc *v1alpha1.RollingUpgradeConfig) Outcome {
 			o.Result, o.Tried, o.Reason = string(last.Status), last.Version, last.Reason
 		}
 	}
-	if img := rollout.GitImage(ruc); ruc.Spec.GitWriteBack.GitFirst() && img != "" && img != st.CurrentImage {
-		o.Rolling = image.Tag(img)
+	if ruc.Spec.GitWriteBack.GitFirst() {
+		if img := rollout.GitImage(ruc); img != "" && img != st.CurrentImage {
+			o.Rolling = image.Tag(img)
+		}
 	}
 	return o
 }

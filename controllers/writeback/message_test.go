@@ -29,7 +29,7 @@ func TestOutcomeOfSaysTheLastVerdict(t *testing.T) {
 			"shop/web: 1.3.0 failed its health check"},
 		{"abandoned says what runs", with(config("web", "k.yaml", "1.2.0"), history("1.3.0", v1alpha1.ResultAbandoned)), "shop/web: runs 1.2.0"},
 		{"a GitFirst rollout", with(config("web", "k.yaml", "1.2.0"), gitFirst, checking("1.3.0")), "shop/web: rolling out 1.3.0 (its health check follows)"},
-		{"a ClusterFirst rollout says what runs", with(config("web", "k.yaml", "1.2.0"), checking("1.3.0")), "shop/web: runs 1.2.0"},
+		{"a ClusterFirst rollout says what runs", with(config("web", "k.yaml", "1.2.0"), recordRead, checking("1.3.0")), "shop/web: runs 1.2.0"},
 		{"withdrawn", with(config("web", "k.yaml", "1.2.0"), gitFirst, history("1.3.0", v1alpha1.ResultWithdrawn)),
 			"shop/web: 1.3.0 did not reach the workload in time and is withdrawn"},
 	} {
@@ -42,6 +42,11 @@ func TestOutcomeOfSaysTheLastVerdict(t *testing.T) {
 // gitFirst rolls the config out through Git; its record there was read.
 func gitFirst(c *v1alpha1.RollingUpgradeConfig) {
 	c.Spec.GitWriteBack.Mode = v1alpha1.ModeGitFirst
+	recordRead(c)
+}
+
+// recordRead: the config's record in Git was read.
+func recordRead(c *v1alpha1.RollingUpgradeConfig) {
 	c.Status.GitWriteBack = &v1alpha1.GitWriteBackStatus{Written: "sha256:0"}
 }
 
