@@ -22,6 +22,8 @@ func TestConfigUpdatePredicates(t *testing.T) {
 	wrote := gitFirst.DeepCopy()
 	wrote.Status.GitWriteBack.LastWrite = &metav1.Time{Time: time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)}
 	wrote.Status.Conditions = []metav1.Condition{{Type: v1alpha1.ConditionGitWriteBack, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonWritten}}
+	wroteAgain := wrote.DeepCopy()
+	wroteAgain.Status.GitWriteBack.LastWrite = &metav1.Time{Time: wrote.Status.GitWriteBack.LastWrite.Add(time.Minute)}
 	failing := wrote.DeepCopy()
 	failing.Status.Conditions[0].Status, failing.Status.Conditions[0].Reason = metav1.ConditionFalse, v1alpha1.EventGitWriteBackFailed
 	clusterFirst := wrote.DeepCopy()
@@ -42,6 +44,7 @@ func TestConfigUpdatePredicates(t *testing.T) {
 		{"spec.gitWriteBack added is not a removal", removedWriteBack.Update(update(plain, writesBack)), false},
 		{"deletion is not its business", removedWriteBack.Delete(event.DeleteEvent{Object: writesBack}), false},
 		{"a GitFirst write that went through wakes the engine", gitWritten.Update(update(gitFirst, wrote)), true},
+		{"so does the next one", gitWritten.Update(update(wrote, wroteAgain)), true},
 		{"so does one that failed", gitWritten.Update(update(wrote, failing)), true},
 		{"an update that changes neither does not", gitWritten.Update(update(wrote, wrote.DeepCopy())), false},
 		{"a ClusterFirst config's writes do not", gitWritten.Update(update(gitFirst.DeepCopy(), clusterFirst)), false},
