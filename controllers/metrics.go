@@ -53,7 +53,8 @@ var (
 	versionPendingDesc = prometheus.NewDesc("rolling_upgrade_pending",
 		"1 while a version is held (phase Pending); rolling_upgrade_waiting says by what.", configLabels, nil)
 	versionWaitingDesc = prometheus.NewDesc("rolling_upgrade_waiting",
-		"1 while a version is held by a gate, labelled with it: reason VersionHeld (the maintenance window) or AwaitingApproval; absent otherwise.",
+		"1 while a version is held by a gate, labelled with it: before its start VersionHeld (the maintenance window) or AwaitingApproval; "+
+			"before its verdict Soaking, Analyzing (more measurements needed) or AnalysisInconclusive (Prometheus cannot answer); absent otherwise.",
 		append(configLabels, "reason"), nil)
 	rolloutDeadlineDesc = prometheus.NewDesc("rolling_upgrade_deadline_timestamp_seconds",
 		"While a rollout or its rollback is in flight: the Unix time its health timeout ends. A rollout in flight long after it is stuck.",
@@ -146,7 +147,7 @@ func (m *rolloutMetrics) record(ruc *v1alpha1.RollingUpgradeConfig, d rollout.De
 	s.pending = st.Phase == v1alpha1.PhasePending
 	s.held = rollout.HoldReason(&st)
 	s.deadline = 0
-	if t, ok := rollout.Deadline(ruc.Spec, d.Annotations); s.active && ok {
+	if t, ok := rollout.Deadline(ruc.Spec, d.Annotations, st.HealthCheck); s.active && ok {
 		s.deadline = float64(t.Unix())
 	}
 

@@ -33,6 +33,8 @@ type RollingUpgradeConfigReconciler struct {
 	Recorder  events.EventRecorder
 	Clock     clock.PassiveClock
 	Tags      *registry.Cache // shared registry listings
+	Metrics   MetricQuerier   // the admin's Prometheus for spec.analysis; nil: none
+	Measuring measuring       // the reconciles that may wait for Metrics at once (newMeasuring)
 }
 
 // Reconcile gathers the facts, lets rollout.Decide choose, and carries out the decision.
@@ -100,7 +102,7 @@ func (r *RollingUpgradeConfigReconciler) podUpgrades(ctx context.Context, ruc *v
 
 // gather reads the workload and, when idle, the sources.
 func (r *RollingUpgradeConfigReconciler) gather(ctx context.Context, ruc *v1alpha1.RollingUpgradeConfig) (rollout.Input, *workload, error) {
-	in := rollout.Input{Now: r.Clock.Now(), Config: ruc}
+	in := rollout.Input{Now: r.Clock.Now(), Config: ruc, Prometheus: r.Metrics != nil}
 	owner, err := claimant(ctx, r.Client, ruc)
 	if err != nil {
 		return in, nil, err
@@ -124,6 +126,7 @@ func (r *RollingUpgradeConfigReconciler) gather(ctx context.Context, ruc *v1alph
 			}
 		}
 		pod = w.podSpec()
+		in.Measurements = measure(ctx, r.Metrics, r.Measuring, ruc, in.Workload, in.Now)
 	}
 	if rollout.AnnotationsOf(ruc).Step == rollout.StepIdle && ruc.DeletionTimestamp == nil {
 		reg := registrySource{cache: r.Tags, reader: r.APIReader}

@@ -37,6 +37,11 @@ type Config struct {
 	// Shard selects the ApplicationVersions whose status this manager writes; nil or empty: all.
 	// (The manager's cache selects its configs.)
 	Shard labels.Selector
+	// Metrics is the cluster admin's Prometheus that spec.analysis queries; nil: none, and a
+	// config with an analysis starts no version.
+	Metrics MetricQuerier
+	// Concurrency is the workers of each controller; half of the engine's may wait for Metrics.
+	Concurrency int
 	// CacheTrim is the manager's cache transform, if it is one: it is told which workloads the
 	// configs name.
 	CacheTrim *CacheTrim
@@ -67,7 +72,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 	}
 	if slices.Contains(cfg.Controllers, ControllerRollout) {
 		r := &RollingUpgradeConfigReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-			Recorder: recorder, Clock: cfg.Clock,
+			Recorder: recorder, Clock: cfg.Clock, Metrics: cfg.Metrics, Measuring: newMeasuring(cfg.Concurrency),
 			Tags: &registry.Cache{Lister: cfg.Tags, Clock: cfg.Clock}}
 		if err := r.SetupWithManager(ctx, mgr); err != nil {
 			return err

@@ -174,7 +174,7 @@ func (w *workload) facts(ctx context.Context, reader client.Reader, spec v1alpha
 	if c, err := w.container(spec.Container); err != nil {
 		f.ContainerProblem = err.Error()
 	} else {
-		f.Image = c.Image
+		f.Image, f.Container = c.Image, c.Name
 	}
 	if w.deployment != nil {
 		f.ProgressDeadline = time.Duration(ptr.Deref(w.deployment.Spec.ProgressDeadlineSeconds, 600)) * time.Second

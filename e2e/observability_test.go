@@ -18,17 +18,18 @@ import (
 	"github.com/rollgate/rollgate/api/v1alpha1"
 )
 
-// The observability scenario: one namespace, three configs, one manager, a real Prometheus.
+// The observability scenario: one namespace, five configs, one manager, a real Prometheus.
 //   - app: 1.0.0 -> 1.1.0 succeeds, then 1.2.0 never gets Ready and is rolled back (circuit closed);
 //   - fragile: maxRollbacks 1, 1.2.0 is rolled back and the circuit opens;
 //   - held: 1.1.0 is held for a window hours away;
-//   - approval: 1.1.0 waits for a person's approval (spec.approval Required).
+//   - approval: 1.1.0 waits for a person's approval (spec.approval Required);
+//   - soaking: 1.1.0 is healthy and soaks for an hour (spec.soakTime), across the restart.
 //
 // The manager is killed and restarted on the same address mid-way (a scrape during a restart).
 // Then every query of the Grafana dashboard is evaluated through Prometheus' HTTP API and checked
 // against what happened, the alerts are read from Prometheus, and kubectl shows the same story.
 // observedConfigs are the configs of the observability scenario.
-var observedConfigs = []string{"app", "fragile", "held", "approval"}
+var observedConfigs = []string{"app", "fragile", "held", "approval", "soaking"}
 
 func TestObservabilityOnARealPrometheus(t *testing.T) {
 	inNamespaceOnly(t)
@@ -53,6 +54,8 @@ func TestObservabilityOnARealPrometheus(t *testing.T) {
 					Duration: &metav1.Duration{Duration: time.Hour}, TimeZone: "UTC"}
 			case "approval":
 				c.Spec.Approval = v1alpha1.ApprovalRequired
+			case "soaking":
+				c.Spec.SoakTime = &metav1.Duration{Duration: time.Hour}
 			}
 		})
 		s.create(d, av, c)
@@ -69,6 +72,7 @@ func TestObservabilityOnARealPrometheus(t *testing.T) {
 	announceNamed(t, s.ns, "fragile", "1.2.0")
 	announceNamed(t, s.ns, "held", "1.1.0")
 	announceNamed(t, s.ns, "approval", "1.1.0")
+	announceNamed(t, s.ns, "soaking", "1.1.0")
 	waitNamed(t, s.ns, "app", 2*time.Minute, "1.1.0 healthy", func(c *v1alpha1.RollingUpgradeConfig) bool {
 		return inPhase(c, v1alpha1.PhaseCompleted) && c.Status.CurrentVersion == "1.1.0"
 	})
@@ -84,6 +88,7 @@ func TestObservabilityOnARealPrometheus(t *testing.T) {
 			return c.Status.Phase == v1alpha1.PhasePending && c.Status.TargetVersion == "1.1.0"
 		})
 	}
+	soaking := waitNamed(t, s.ns, "soaking", time.Minute, "1.1.0 soaks", readyReason(v1alpha1.ReasonSoaking, "1.1.0 is healthy since"))
 	// Prometheus has scraped the outcome.
 	prom.waitQuery(t, `rolling_upgrade_rollbacks_total{namespace="`+s.ns+`", name="app"}`, func(v float64) bool { return v == 1 })
 
@@ -97,7 +102,12 @@ func TestObservabilityOnARealPrometheus(t *testing.T) {
 	prom.waitQuery(t, `rolling_upgrade_pending{namespace="`+s.ns+`", name="held"}`, func(v float64) bool { return v == 1 })
 	prom.waitQuery(t, `rolling_upgrade_waiting{namespace="`+s.ns+`", name="approval", reason="AwaitingApproval"}`, func(v float64) bool { return v == 1 })
 	prom.waitQuery(t, `rolling_upgrade_rollbacks_total{namespace="`+s.ns+`", name="app"}`, func(v float64) bool { return v == 0 })
+	prom.waitQuery(t, `rolling_upgrade_waiting{namespace="`+s.ns+`", name="soaking", reason="Soaking"}`, func(v float64) bool { return v == 1 })
 	time.Sleep(3 * time.Second) // a few scrapes of the restarted manager
+	// The restarted manager goes on with the soak from when the version was first healthy.
+	if c := waitNamed(t, s.ns, "soaking", 10*time.Second, "still soaking", readyReason(v1alpha1.ReasonSoaking, "")); !c.Status.HealthCheck.HealthySince.Equal(soaking.Status.HealthCheck.HealthySince) {
+		t.Errorf("the soak restarted with the manager: healthy since %s, was %s", c.Status.HealthCheck.HealthySince, soaking.Status.HealthCheck.HealthySince)
+	}
 
 	checkDashboard(t, prom, s.ns, began)
 	checkAlerts(t, prom, s.ns)
@@ -158,7 +168,7 @@ func checkDashboard(t *testing.T, prom *promServer, ns string, began time.Time) 
 	vars["__range"] = fmt.Sprintf("%ds", int(time.Since(began).Seconds())+60)
 
 	expect := map[string]check{
-		"Active rollouts/A":     scalar(equals(0)),
+		"Active rollouts/A":     scalar(equals(1)), // soaking's 1.1.0
 		"Open circuits/A":       scalar(equals(1)),
 		"Held versions/A":       scalar(equals(2)),
 		"Successful rollouts/A": scalar(about(1)), // app's 1.1.0; increase() counts across the restart
@@ -175,21 +185,22 @@ func checkDashboard(t *testing.T, prom *promServer, ns string, began time.Time) 
 		"Pod upgrade duration/A": peak(nil, within(0.5, 30)), // the 2s ready delay, and scheduling
 		"Pod upgrade duration/B": peak(nil, within(0.5, 30)),
 		"Rollouts in flight, held versions and open circuits/A": all(peak(model.LabelSet{"name": "app"}, equals(1)),
-			peak(model.LabelSet{"name": "fragile"}, equals(1)), absentFor("held"), absentFor("approval")),
+			peak(model.LabelSet{"name": "fragile"}, equals(1)), peak(model.LabelSet{"name": "soaking"}, equals(1)), absentFor("held"), absentFor("approval")),
 		"Rollouts in flight, held versions and open circuits/B": all(
 			peak(model.LabelSet{"name": "held", "reason": v1alpha1.EventVersionHeld}, equals(1)),
 			peak(model.LabelSet{"name": "approval", "reason": v1alpha1.ReasonAwaitingApproval}, equals(1)),
+			peak(model.LabelSet{"name": "soaking", "reason": v1alpha1.ReasonSoaking}, equals(1)),
 			absentFor("app"), absentFor("fragile")),
 		"Rollouts in flight, held versions and open circuits/C": all(peak(model.LabelSet{"name": "fragile"}, equals(1)),
-			absentFor("app"), absentFor("held"), absentFor("approval")),
+			absentFor("app"), absentFor("held"), absentFor("approval"), absentFor("soaking")),
 		"Held versions by reason/A": all(peak(model.LabelSet{"reason": v1alpha1.EventVersionHeld}, equals(1)),
-			peak(model.LabelSet{"reason": v1alpha1.ReasonAwaitingApproval}, equals(1))),
+			peak(model.LabelSet{"reason": v1alpha1.ReasonAwaitingApproval}, equals(1)), peak(model.LabelSet{"reason": v1alpha1.ReasonSoaking}, equals(1))),
 
-		"Configs/A": perConfig(map[string]func(float64) error{"app": equals(0), "fragile": equals(0), "held": equals(0), "approval": equals(0)}),
-		"Configs/B": perConfig(map[string]func(float64) error{"app": equals(0), "fragile": equals(0), "held": equals(1), "approval": equals(1)}),
-		"Configs/C": perConfig(map[string]func(float64) error{"app": equals(0), "fragile": equals(1), "held": equals(0), "approval": equals(0)}),
-		"Configs/D": perConfig(map[string]func(float64) error{"app": about(1), "fragile": equals(0), "held": equals(0), "approval": equals(0)}),
-		"Configs/E": perConfig(map[string]func(float64) error{"app": about(1), "fragile": about(1), "held": equals(0), "approval": equals(0)}),
+		"Configs/A": perConfig(map[string]func(float64) error{"app": equals(0), "fragile": equals(0), "held": equals(0), "approval": equals(0), "soaking": equals(1)}),
+		"Configs/B": perConfig(map[string]func(float64) error{"app": equals(0), "fragile": equals(0), "held": equals(1), "approval": equals(1), "soaking": equals(0)}),
+		"Configs/C": perConfig(map[string]func(float64) error{"app": equals(0), "fragile": equals(1), "held": equals(0), "approval": equals(0), "soaking": equals(0)}),
+		"Configs/D": perConfig(map[string]func(float64) error{"app": about(1), "fragile": equals(0), "held": equals(0), "approval": equals(0), "soaking": equals(0)}),
+		"Configs/E": perConfig(map[string]func(float64) error{"app": about(1), "fragile": about(1), "held": equals(0), "approval": equals(0), "soaking": equals(0)}),
 	}
 
 	now := time.Now()

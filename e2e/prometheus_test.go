@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -21,11 +22,14 @@ import (
 // promServer is a real Prometheus (Debian's package, installed by `make prometheus-tools`) that
 // scrapes rollgate managers every second and evaluates rollgate's alert rules.
 type promServer struct {
-	api promv1.API
+	api  promv1.API
+	addr string // host:port of its HTTP API
+	cmd  *exec.Cmd
+	args []string
 }
 
 // startPrometheus runs Prometheus with config/prometheus/rollgate.rules.yaml, scraping the given
-// metrics addresses as job "rollgate" with the manager's labels honoured (as the ServiceMonitor
+// metrics addresses as job "rollgate" with the targets' labels honoured (as the ServiceMonitor
 // does), until the test ends.
 func startPrometheus(t *testing.T, targets ...string) *promServer {
 	t.Helper()
@@ -50,15 +54,31 @@ scrape_configs:
 	if err := os.WriteFile(filepath.Join(dir, "prometheus.yml"), []byte(config), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "--config.file="+filepath.Join(dir, "prometheus.yml"), "--storage.tsdb.path="+filepath.Join(dir, "data"),
-		"--web.listen-address="+addr)
-	runProcess(t, "prometheus", cmd)
-	waitStatus(t, "http://"+addr+"/-/ready", "", http.StatusOK)
 	c, err := promapi.NewClient(promapi.Config{Address: "http://" + addr})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return &promServer{api: promv1.NewAPI(c)}
+	p := &promServer{api: promv1.NewAPI(c), addr: addr, args: []string{bin, "--config.file=" + filepath.Join(dir, "prometheus.yml"),
+		"--storage.tsdb.path=" + filepath.Join(dir, "data"), "--web.listen-address=" + addr}}
+	p.run(t)
+	return p
+}
+
+// run starts the Prometheus process and waits until it is ready.
+func (p *promServer) run(t *testing.T) {
+	t.Helper()
+	p.cmd = exec.Command(p.args[0], p.args[1:]...)
+	runProcess(t, "prometheus", p.cmd)
+	waitStatus(t, "http://"+p.addr+"/-/ready", "", http.StatusOK)
+}
+
+// stop ends the Prometheus process (SIGTERM, as an orderly shutdown) and waits until it is gone.
+func (p *promServer) stop(t *testing.T) {
+	t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	_ = p.cmd.Wait()
 }
 
 // query evaluates an instant query now.

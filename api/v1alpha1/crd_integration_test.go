@@ -120,6 +120,16 @@ func TestIntegrationDefaults(t *testing.T) {
 		s.Approval != v1alpha1.ApprovalNone {
 		t.Errorf("defaults not applied: %+v", s)
 	}
+
+	analysis := validConfig(ns, "analysis-defaults")
+	set(analysis, map[string]any{"metrics": []any{map[string]any{"name": "error-rate", "query": "errors", "successCondition": map[string]any{"max": "1e-2"}}}},
+		"spec", "analysis")
+	must(t, k8s.Create(context.Background(), analysis))
+	must(t, k8s.Get(context.Background(), client.ObjectKeyFromObject(analysis), &got))
+	if m := got.Spec.Analysis.Metrics[0]; m.Interval == nil || m.Interval.Duration != time.Minute || m.ConsecutiveErrorLimit != 4 ||
+		m.FailureLimit != 0 || m.Count != 0 || m.InitialDelay != nil {
+		t.Errorf("metric check defaults not applied: %+v", m)
+	}
 }
 
 // TestIntegrationInvalidSpecsAreRejected: each bad value is refused at admission with a message
@@ -132,11 +142,30 @@ func TestIntegrationInvalidSpecsAreRejected(t *testing.T) {
 	sources := func(src ...any) func(*unstructured.Unstructured) {
 		return func(u *unstructured.Unstructured) { set(u, src, "spec", "sources") }
 	}
+	metric := func(fields map[string]any) func(*unstructured.Unstructured) {
+		m := map[string]any{"name": "error-rate", "query": "errors", "successCondition": map[string]any{"max": "0.05"}}
+		for k, v := range fields {
+			m[k] = v
+		}
+		return func(u *unstructured.Unstructured) { set(u, map[string]any{"metrics": []any{m}}, "spec", "analysis") }
+	}
 	cases := []struct {
 		name   string
 		mutate func(*unstructured.Unstructured)
 		want   string
 	}{
+		{"soakTime not a duration", func(u *unstructured.Unstructured) { set(u, "an hour", "spec", "soakTime") },
+			"soakTime must be a duration, e.g. 30m"},
+		{"analysis without metrics", func(u *unstructured.Unstructured) { set(u, map[string]any{"metrics": []any{}}, "spec", "analysis") },
+			"spec.analysis.metrics: Invalid value: 0: spec.analysis.metrics in body should have at least 1 items"},
+		{"metric without a bound", metric(map[string]any{"successCondition": map[string]any{}}), "successCondition needs min, max or both"},
+		{"bound that is no number", metric(map[string]any{"successCondition": map[string]any{"max": "five percent"}}),
+			"spec.analysis.metrics[0].successCondition.max: Invalid value"},
+		{"metric interval 500ms", metric(map[string]any{"interval": "500ms"}), "interval must be a duration of at least 1s"},
+		{"metric name not a DNS label", metric(map[string]any{"name": "Error Rate"}), "spec.analysis.metrics[0].name: Invalid value"},
+		{"no errors allowed before inconclusive", metric(map[string]any{"consecutiveErrorLimit": int64(0)}),
+			"spec.analysis.metrics[0].consecutiveErrorLimit: Invalid value: 0"},
+		{"no query", metric(map[string]any{"query": ""}), "spec.analysis.metrics[0].query"},
 		{"unknown kind", func(u *unstructured.Unstructured) { set(u, "DaemonSet", "spec", "targetRef", "kind") },
 			`Unsupported value: "DaemonSet"`},
 		{"no target name", func(u *unstructured.Unstructured) { set(u, "", "spec", "targetRef", "name") },

@@ -22,6 +22,7 @@ const (
 	EventReconcilePanic              = "ReconcilePanic"              // the manager failed on this config; it retries, others go on
 	EventGitWriteBackFailed          = "GitWriteBackFailed"          // an outcome could not be written to Git; tried again (docs/operations.md)
 	EventNotAppliedFromGit           = "NotAppliedFromGit"           // GitFirst: a committed image did not reach the workload in time; withdrawn
+	EventAnalysisInconclusive        = "AnalysisInconclusive"        // a metric check could not measure; the verdict waits (spec.analysis)
 )
 
 // Condition reasons of RollingUpgradeConfig (besides the event reasons, which double as reasons of
@@ -42,6 +43,9 @@ const (
 	ReasonAwaitingGitRecord  = "AwaitingGitRecord"  // a config that writes back reads its record in Git before any rollout
 	ReasonAwaitingGitOps     = "AwaitingGitOps"     // GitFirst: the committed image has yet to reach the workload
 	ReasonAwaitingApproval   = "AwaitingApproval"   // a version waits for rollgate.dev/approve (spec.approval)
+	ReasonSoaking            = "Soaking"            // the version is healthy and watched through spec.soakTime
+	ReasonAnalyzing          = "Analyzing"          // the version is healthy and its analysis needs more measurements
+	ReasonNoPrometheus       = "NoPrometheus"       // spec.analysis, but the manager has no --prometheus-url
 )
 
 // ConditionGitWriteBack is the condition of a config with spec.gitWriteBack: True (Written) once a

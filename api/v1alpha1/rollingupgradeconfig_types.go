@@ -177,6 +177,23 @@ type RollingUpgradeConfigSpec struct {
 	// +optional
 	HealthTimeout *metav1.Duration `json:"healthTimeout,omitempty"`
 
+	// SoakTime keeps watching a version that became healthy for this long before it passes: the
+	// workload must be healthy at the end, and spec.analysis goes on measuring meanwhile. A
+	// workload that turns unhealthy during the soak is judged as during the health check: after
+	// the health timeout, a pod of the version that is not Ready (a health timeout after a node
+	// started it) rolls the version back. Default 0: a version passes when it is first healthy.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$')",message="soakTime must be a duration, e.g. 30m"
+	// +optional
+	SoakTime *metav1.Duration `json:"soakTime,omitempty"`
+
+	// Analysis checks the version's metrics in the cluster admin's Prometheus during the health
+	// check and the soak; a failed check rolls the version back, an inconclusive one (Prometheus
+	// unreachable, no data) holds the verdict until it can measure again.
+	// +optional
+	Analysis *Analysis `json:"analysis,omitempty"`
+
 	// MaxRollbacks is the number of consecutive rollbacks after which the circuit breaker opens and
 	// no new version is applied until a human resets it.
 	// +kubebuilder:default=3
@@ -230,6 +247,14 @@ const (
 	DefaultHealthTimeout    = 10 * time.Minute
 	DefaultRegistryInterval = time.Hour
 )
+
+// SoakTimeOrZero is spec.soakTime, 0 when unset.
+func (s *RollingUpgradeConfigSpec) SoakTimeOrZero() time.Duration {
+	if s.SoakTime == nil {
+		return 0
+	}
+	return s.SoakTime.Duration
+}
 
 // HealthTimeoutOrDefault is spec.healthTimeout, or its default when unset.
 func (s *RollingUpgradeConfigSpec) HealthTimeoutOrDefault() time.Duration {
@@ -397,6 +422,12 @@ type RollingUpgradeConfigStatus struct {
 	// condition says whether Git agrees with this status.
 	// +optional
 	GitWriteBack *GitWriteBackStatus `json:"gitWriteBack,omitempty"`
+
+	// HealthCheck is the state of the last health check beyond the annotations: the start of its
+	// soak and the measurements of its analysis, kept until the next check starts. Only configs
+	// with spec.soakTime or spec.analysis have it.
+	// +optional
+	HealthCheck *HealthCheckStatus `json:"healthCheck,omitempty"`
 
 	// VersionHistory lists finished rollouts, newest last, at most 50.
 	// +kubebuilder:validation:MaxItems=50

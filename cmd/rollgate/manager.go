@@ -76,8 +76,12 @@ func newManager(ctx context.Context, cfg *rest.Config, o options) (ctrl.Manager,
 	}
 	gitwrite.UseTransport(o.GitAllow.Transport())
 	gitwrite.UseResolver(o.GitAllow.Resolve)
+	prom, err := o.prometheus()
+	if err != nil {
+		return nil, err
+	}
 	if err := controllers.Setup(ctx, mgr, controllers.Config{Controllers: o.Controllers, Clock: clock.RealClock{},
-		Tags: o.registry(), Shard: o.Shard, CacheTrim: trim}); err != nil {
+		Tags: o.registry(), Shard: o.Shard, CacheTrim: trim, Metrics: prom, Concurrency: o.Concurrency}); err != nil {
 		return nil, fmt.Errorf("setting up the controllers: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {

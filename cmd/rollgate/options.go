@@ -38,6 +38,7 @@ type options struct {
 	RegistryQPS             float64
 	RegistryAllow           registry.AddressPolicy
 	GitAllow                registry.AddressPolicy
+	Prometheus              controllers.PrometheusOptions
 	zap                     zap.Options
 }
 
@@ -97,6 +98,16 @@ func parseOptions(args []string) (options, error) {
 	fs.StringVar(&gitAllow, "git-allow", "",
 		"Comma-separated CIDRs, addresses or host names the manager may write Git repositories to although they are "+
 			"loopback, link-local or a cloud metadata service, which are refused by default (spec.url of a GitWriteBack).")
+	fs.StringVar(&o.Prometheus.URL, "prometheus-url", "",
+		"Address of the Prometheus HTTP API that spec.analysis queries, e.g. http://prometheus.monitoring:9090. "+
+			"Default: none, and a config with an analysis starts no version. Every config's queries go to it: give "+
+			"tenants one that holds only what they may see (or a label-enforcing proxy).")
+	fs.StringVar(&o.Prometheus.BearerTokenFile, "prometheus-bearer-token-file", "",
+		"File holding the bearer token for --prometheus-url, read at each query.")
+	fs.StringVar(&o.Prometheus.CAFile, "prometheus-ca-file", "",
+		"CA certificates that verify an HTTPS --prometheus-url.")
+	fs.DurationVar(&o.Prometheus.Timeout, "prometheus-timeout", 10*time.Second,
+		"Longest one analysis query may take; a query that times out counts as an error, not a failure.")
 	o.zap = zap.Options{Development: false}
 	o.zap.BindFlags(fs)
 
@@ -135,6 +146,10 @@ func parseOptions(args []string) (options, error) {
 	o.GitAllow = o.GitAllow.RefusedWith(errGitAddressRefused)
 	if o.ReconcileTimeout <= 0 {
 		return options{}, fmt.Errorf("--reconcile-timeout must be positive, not %s", o.ReconcileTimeout)
+	}
+	if o.Prometheus.Timeout <= 0 || o.Prometheus.Timeout >= o.ReconcileTimeout {
+		// A query cut off by the reconcile's deadline would record nothing, not even an error.
+		return options{}, fmt.Errorf("--prometheus-timeout must be positive and below --reconcile-timeout (%s), not %s", o.ReconcileTimeout, o.Prometheus.Timeout)
 	}
 	if o.LeaderElect && o.LeaderElectionID == "" {
 		return options{}, errors.New("--leader-election-id must not be empty when --leader-elect is on")
@@ -176,4 +191,16 @@ var errGitAddressRefused = errors.New("the Git host's address is not allowed by 
 // registry is how the manager lists tags: within the address policy, paced per host.
 func (o options) registry() registry.Remote {
 	return registry.Remote{Transport: o.RegistryAllow.Transport(), Limits: &registry.HostLimits{PerSecond: o.RegistryQPS}}
+}
+
+// prometheus is the Prometheus of spec.analysis, or nil without --prometheus-url.
+func (o options) prometheus() (controllers.MetricQuerier, error) {
+	if o.Prometheus.URL == "" {
+		return nil, nil
+	}
+	p, err := controllers.NewPrometheus(o.Prometheus)
+	if err != nil {
+		return nil, fmt.Errorf("--prometheus-url: %w", err)
+	}
+	return p, nil
 }

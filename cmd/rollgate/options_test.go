@@ -58,6 +58,14 @@ func TestParseOptions(t *testing.T) {
 		{name: "registry allow list", args: []string{"--registry-allow", "10.0.0.0/8, 127.0.0.1,localhost"},
 			check: func(o options) bool { return !o.RegistryAllow.Refuses(netip.MustParseAddr("127.0.0.1")) }},
 		{name: "a bad registry allow entry is refused", args: []string{"--registry-allow=http://x"}, wantErr: `--registry-allow: "http://x" is neither`},
+		{name: "no Prometheus by default, 10s a query", args: nil,
+			check: func(o options) bool { return o.Prometheus.URL == "" && o.Prometheus.Timeout == 10*time.Second }},
+		{name: "a Prometheus", args: []string{"--prometheus-url=https://prometheus.monitoring:9090", "--prometheus-bearer-token-file=/var/run/token"},
+			check: func(o options) bool {
+				return o.Prometheus.URL == "https://prometheus.monitoring:9090" && o.Prometheus.BearerTokenFile == "/var/run/token"
+			}},
+		{name: "a query timeout as long as a reconcile is refused", args: []string{"--prometheus-timeout=1m"},
+			wantErr: "--prometheus-timeout must be positive and below --reconcile-timeout (1m0s), not 1m0s"},
 		{name: "every config by default", args: nil, check: func(o options) bool { return o.Shard.Empty() }},
 		{name: "one shard", args: []string{"--watch-label-selector=sharding.rollgate.dev/key=shard1"},
 			check: func(o options) bool {

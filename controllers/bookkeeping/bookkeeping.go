@@ -57,8 +57,9 @@ func isDowngrade(from, to string) bool {
 
 // Rollback records a version that failed its health check: it joins the failed list (once), the
 // counter goes up, and the circuit opens when the counter reaches maxRollbacks. It reports whether
-// the rollback was recorded and whether it opened the circuit.
-func Rollback(st *v1alpha1.RollingUpgradeConfigStatus, version, image string, appliedAt metav1.Time, maxRollbacks int32) (recorded, opened bool) {
+// the rollback was recorded and whether it opened the circuit. reason, when not empty, goes into
+// the history entry: what failed beyond readiness (an analysis).
+func Rollback(st *v1alpha1.RollingUpgradeConfigStatus, version, image, reason string, appliedAt metav1.Time, maxRollbacks int32) (recorded, opened bool) {
 	if lastIs(st, version, appliedAt, v1alpha1.ResultRolledBack) {
 		return false, false
 	}
@@ -67,7 +68,7 @@ func Rollback(st *v1alpha1.RollingUpgradeConfigStatus, version, image string, ap
 		capFailed(st)
 	}
 	st.RollbackCount++
-	appendHistory(st, v1alpha1.VersionHistoryEntry{Version: version, Image: image, AppliedAt: appliedAt, Status: v1alpha1.ResultRolledBack})
+	appendHistory(st, v1alpha1.VersionHistoryEntry{Version: version, Image: image, AppliedAt: appliedAt, Status: v1alpha1.ResultRolledBack, Reason: reason})
 	if !st.CircuitOpen && st.RollbackCount >= max(maxRollbacks, 1) {
 		st.CircuitOpen = true
 		return true, true

@@ -54,7 +54,7 @@ func TestRollback(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			st := tc.before
-			recorded, opened := Rollback(&st, tc.version, "r/app:"+tc.version, t0, tc.maxRollbacks)
+			recorded, opened := Rollback(&st, tc.version, "r/app:"+tc.version, "", t0, tc.maxRollbacks)
 			if !recorded {
 				t.Fatal("rollback not recorded")
 			}
@@ -114,7 +114,7 @@ func TestFailedVersionsAreCapped(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			st := v1alpha1.RollingUpgradeConfigStatus{CurrentVersion: tc.current, FailedVersions: slices.Clone(tc.failed[:len(tc.failed)-1])}
 			last := tc.failed[len(tc.failed)-1]
-			Rollback(&st, last, "r/app:"+last, t0, 1000)
+			Rollback(&st, last, "r/app:"+last, "", t0, 1000)
 			if len(st.FailedVersions) > v1alpha1.MaxFailedVersions {
 				t.Errorf("%d failed versions, over the cap", len(st.FailedVersions))
 			}

@@ -58,16 +58,20 @@ func heldBefore(d *Decision, tag, reason string) bool {
 	return was == "" || was == reason
 }
 
-// HoldReason is what holds a Pending config's version: the Ready reason of a hold (the window,
-// VersionHeld, or a missing approval, AwaitingApproval), or "" when no gate holds it (not Pending,
-// or Ready says it waits for something else).
+// HoldReason is the gate that holds a config's version: while Pending, the window (VersionHeld)
+// or a missing approval (AwaitingApproval); in a health check, the verdict's own gates once the
+// workload is healthy: the soak (Soaking), the analysis's missing measurements (Analyzing) or an
+// analysis that cannot measure (AnalysisInconclusive, also before the workload is healthy). ""
+// when no gate holds it (Ready says it waits for something else, or nothing waits).
 func HoldReason(st *v1alpha1.RollingUpgradeConfigStatus) string {
 	r := apimeta.FindStatusCondition(st.Conditions, meta.ReadyCondition)
-	if st.Phase != v1alpha1.PhasePending || r == nil {
+	if r == nil {
 		return ""
 	}
-	switch r.Reason {
-	case v1alpha1.EventVersionHeld, v1alpha1.ReasonAwaitingApproval:
+	switch {
+	case st.Phase == v1alpha1.PhasePending && (r.Reason == v1alpha1.EventVersionHeld || r.Reason == v1alpha1.ReasonAwaitingApproval),
+		st.Phase == v1alpha1.PhaseInProgress && (r.Reason == v1alpha1.ReasonSoaking || r.Reason == v1alpha1.ReasonAnalyzing ||
+			r.Reason == v1alpha1.EventAnalysisInconclusive):
 		return r.Reason
 	}
 	return ""

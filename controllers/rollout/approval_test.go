@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
 )
@@ -155,5 +156,30 @@ func TestAHoldInterruptedIsAnnouncedOnce(t *testing.T) {
 				t.Errorf("back: phase %s, events %s: the hold was announced again", d.Status.Phase, reasons(d.Events))
 			}
 		})
+	}
+}
+
+// HoldReason names the gates only: the window and an approval before a start, the soak and the
+// analysis before a verdict; whatever else Ready says is no gate.
+func TestHoldReason(t *testing.T) {
+	for _, tc := range []struct {
+		phase  v1alpha1.Phase
+		reason string
+		want   string
+	}{
+		{v1alpha1.PhasePending, v1alpha1.EventVersionHeld, v1alpha1.EventVersionHeld},
+		{v1alpha1.PhasePending, v1alpha1.ReasonAwaitingApproval, v1alpha1.ReasonAwaitingApproval},
+		{v1alpha1.PhasePending, v1alpha1.EventRegistryUnavailable, ""},
+		{v1alpha1.PhaseInProgress, v1alpha1.ReasonSoaking, v1alpha1.ReasonSoaking},
+		{v1alpha1.PhaseInProgress, v1alpha1.ReasonAnalyzing, v1alpha1.ReasonAnalyzing},
+		{v1alpha1.PhaseInProgress, v1alpha1.EventAnalysisInconclusive, v1alpha1.EventAnalysisInconclusive},
+		{v1alpha1.PhaseInProgress, v1alpha1.ReasonProgressing, ""},
+		{v1alpha1.PhaseInProgress, v1alpha1.EventVersionHeld, ""},
+		{v1alpha1.PhaseCompleted, v1alpha1.ReasonSoaking, ""},
+	} {
+		st := &v1alpha1.RollingUpgradeConfigStatus{Phase: tc.phase, Conditions: []metav1.Condition{{Type: meta.ReadyCondition, Reason: tc.reason}}}
+		if got := HoldReason(st); got != tc.want {
+			t.Errorf("%s with Ready %s: %q, want %q", tc.phase, tc.reason, got, tc.want)
+		}
 	}
 }

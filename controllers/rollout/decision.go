@@ -184,6 +184,6 @@ func (d *Decision) warnOnChange(reason, msg string) {
 var warningReasons = map[string]bool{
 	v1alpha1.EventInvalidSpec: true, v1alpha1.EventTargetNotFound: true, v1alpha1.EventSourceNotFound: true,
 	v1alpha1.EventRegistryUnavailable: true, v1alpha1.EventFieldManagerConflict: true, v1alpha1.EventRollbackStuck: true,
-	v1alpha1.ReasonTargetRefused: true,
-	health.ReasonPaused:          true, health.ReasonOnDelete: true, health.ReasonPartitionCoversAll: true, health.ReasonScaledToZero: true,
+	v1alpha1.ReasonTargetRefused: true, v1alpha1.ReasonNoPrometheus: true,
+	health.ReasonPaused: true, health.ReasonOnDelete: true, health.ReasonPartitionCoversAll: true, health.ReasonScaledToZero: true,
 }

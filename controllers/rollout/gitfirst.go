@@ -31,16 +31,19 @@ func gitFailing(st *v1alpha1.RollingUpgradeConfigStatus) bool {
 }
 
 // Deadline is the instant by which the rollout or rollback in flight must have ended, as the
-// annotations a say: the health timeout after its start, or for a GitFirst health check whose
-// image has not arrived yet, the apply timeout after its start (later, if its commit came late).
-// ok is false when nothing is in flight.
-func Deadline(spec v1alpha1.RollingUpgradeConfigSpec, a Annotations) (deadline time.Time, ok bool) {
+// annotations a and the check's record hc say: the health timeout after its start (for a health
+// check, later by what its soak and analysis may take: gatesEnd), or for a GitFirst health check
+// whose image has not arrived yet, the apply timeout after its start (later, if its commit came
+// late). ok is false when nothing is in flight.
+func Deadline(spec v1alpha1.RollingUpgradeConfigSpec, a Annotations, hc *v1alpha1.HealthCheckStatus) (deadline time.Time, ok bool) {
 	started, err := time.Parse(time.RFC3339, a.UpdateStarted)
-	if a.Step == StepIdle || err != nil {
+	switch {
+	case a.Step == StepIdle || err != nil:
 		return time.Time{}, false
-	}
-	if spec.GitWriteBack.GitFirst() && awaitingArrival(a) {
+	case spec.GitWriteBack.GitFirst() && awaitingArrival(a):
 		return started.Add(spec.GitWriteBack.ApplyTimeoutOrDefault()), true
+	case a.Step == StepHealthCheck:
+		return gatesEnd(spec, image.Version(a.TargetImage), started, hc), true
 	}
 	return started.Add(spec.HealthTimeoutOrDefault()), true
 }

@@ -9,6 +9,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/analysis"
 	"github.com/rollgate/rollgate/controllers/bookkeeping"
 	"github.com/rollgate/rollgate/controllers/health"
 	"github.com/rollgate/rollgate/controllers/image"
@@ -28,6 +29,9 @@ func start(d *Decision, in Input, img, why string) {
 	st.TargetVersion = ver
 	st.NextWindow = nil
 	st.LastUpdate = &now
+	// Each check begins without a record of soak and measurements (the last check's goes): the
+	// record then belongs to the check of its version, whatever its start became by pauses.
+	st.HealthCheck = nil
 	rt := RecordedTargetOf(in.Config.Spec)
 	st.RecordedTarget = &rt
 	timeout := in.Config.Spec.HealthTimeoutOrDefault()
@@ -121,12 +125,20 @@ func judge(d *Decision, in Input, w *Workload, ver string, started time.Time) {
 	elapsed := in.Now.Sub(started)
 	timeout := in.Config.Spec.HealthTimeoutOrDefault()
 	rendered := image.Renders(w.Image, a.TargetImage)
-
+	healthy := rendered && w.Verdict.State == health.Healthy
 	verdict := recordedVerdict(st, ver, started)
+	g := observeGates(d, in, w, ver, started, healthy, verdict != "")
 	if verdict == "" {
 		switch {
-		case rendered && w.Verdict.State == health.Healthy:
+		case g.j.Failed:
+			verdict = v1alpha1.ResultRolledBack
+		case healthy && g.passed(in.Now):
 			verdict = v1alpha1.ResultHealthy
+		case healthy:
+			// Healthy, but soaking or waiting for its analysis: no deadline runs against it; one
+			// that turns unhealthy is judged again as below.
+			g.hold(d, ver, in.Now)
+			return
 		case rendered && w.Verdict.State == health.Failed, elapsed >= timeout:
 			// Past the health timeout, or the Deployment gave up on its progress deadline, which a
 			// control plane that has fallen behind passes too: the version fails on its own
@@ -137,6 +149,7 @@ func judge(d *Decision, in Input, w *Workload, ver string, started time.Time) {
 			}
 			if next, wait := notFailedYet(w, rendered, own, in.Now); wait {
 				waitForEvidence(d, in, ver, next)
+				g.lookAgain(d)
 				return
 			}
 			verdict = v1alpha1.ResultRolledBack
@@ -153,7 +166,7 @@ func judge(d *Decision, in Input, w *Workload, ver string, started time.Time) {
 		}
 		bookkeeping.Success(st, ver, semver, a.TargetImage, appliedAt)
 		d.end(OutcomeHealthy, a.TargetImage, started)
-		d.event(WriteAnnotations, corev1.EventTypeNormal, v1alpha1.EventUpdateComplete, "%s is healthy after %s", a.TargetImage, elapsed.Round(time.Second))
+		d.event(WriteAnnotations, corev1.EventTypeNormal, v1alpha1.EventUpdateComplete, "%s is healthy after %s%s", a.TargetImage, elapsed.Round(time.Second), g.passedNote())
 		d.Annotations.Step, d.Annotations.UpdateStarted = StepIdle, ""
 		d.StatusFirst = true
 		// The version is current now, no longer a candidate: the look that follows finds the
@@ -164,18 +177,25 @@ func judge(d *Decision, in Input, w *Workload, ver string, started time.Time) {
 		}
 		d.ready(v1alpha1.EventUpdateComplete, "running %s", ver)
 	case v1alpha1.ResultRolledBack:
-		why := failure(w, elapsed, timeout, rendered)
-		recorded, opened := bookkeeping.Rollback(st, ver, a.TargetImage, appliedAt, in.Config.Spec.MaxRollbacks)
+		// A failed analysis names its query last: it may be long, and the message is cut.
+		why, reason, query := g.unhealthyAgain(failure(w, elapsed, timeout, rendered)), "", ""
+		if g.j.Failed {
+			why, reason = g.j.Why, analysis.Short(in.Config.Spec.Analysis, g.hc, 256)
+			query = "; query: " + failedQuery(g.j.Query, QueryVars(in.Config, a.TargetImage, w.Container))
+		}
+		recorded, opened := bookkeeping.Rollback(st, ver, a.TargetImage, reason, appliedAt, in.Config.Spec.MaxRollbacks)
 		d.end(OutcomeFailed, a.TargetImage, started)
-		d.event(WriteAnnotations, corev1.EventTypeWarning, v1alpha1.EventUpdateRollback, "%s %s; rolling back to %s", a.TargetImage, why, orNone(st.CurrentImage))
+		d.event(WriteAnnotations, corev1.EventTypeWarning, v1alpha1.EventUpdateRollback, "%s %s; rolling back to %s%s", a.TargetImage, why, orNone(st.CurrentImage), query)
 		// The circuit opened now, or (a repeated decision) with the record written last time.
 		if opened || (!recorded && st.CircuitOpen) {
 			d.event(WriteAnnotations, corev1.EventTypeWarning, v1alpha1.EventCircuitOpen, "%s", circuitMessage(st, ""))
 		}
 		rollBackTo(d, in)
-		d.progressing(v1alpha1.ReasonRollingBack, "%s %s; rolling back to %s", ver, why, orNone(st.CurrentImage))
+		d.progressing(v1alpha1.ReasonRollingBack, "%s %s; rolling back to %s%s", ver, why, orNone(st.CurrentImage), query)
 	default:
 		checking(d, ver, RecordedTargetOf(in.Config.Spec), started.Add(timeout), in.Now)
+		g.inconclusive(d, ver, started.Add(timeout))
+		g.lookAgain(d)
 	}
 }
 
@@ -278,5 +298,12 @@ func resume(d *Decision, now, started time.Time) time.Time {
 	}
 	started = started.Add(now.Sub(paused).Truncate(time.Second))
 	d.Annotations.UpdateStarted = started.UTC().Format(time.RFC3339)
+	// A soak watches a workload without a break: one that could not be judged soaks afresh. The
+	// status goes first, so that no retry finds the timer resumed and the old soak still running.
+	if hc := d.Status.HealthCheck; hc != nil && hc.HealthySince != nil {
+		d.Status.HealthCheck = hc.DeepCopy()
+		d.Status.HealthCheck.HealthySince = nil
+		d.StatusFirst = true
+	}
 	return started
 }

@@ -22,7 +22,7 @@ import (
 // first and returns false when the decision is made.
 func idle(d *Decision, in Input) {
 	policy, win, ok := parseSpec(d, in.Config.Spec, in.Now)
-	if !ok {
+	if !ok || !analysisReady(d, in) {
 		return
 	}
 	w, ok := checkWorkload(d, in)

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/analysis"
 	"github.com/rollgate/rollgate/controllers/health"
 )
 
@@ -40,14 +41,18 @@ type Input struct {
 	SourceProblem *Problem
 	// PollAfter > 0: a source must be read again after this long (a registry listing).
 	PollAfter time.Duration
+	// Prometheus: the manager has a Prometheus to run spec.analysis against (--prometheus-url).
+	Prometheus bool
+	// Measurements answer the metric checks due at Now (MeasurementsDue), by check name.
+	Measurements map[string]analysis.Measurement
 }
 
 // Workload holds the facts about the target that the decision needs.
 type Workload struct {
 	// Description names it for messages, e.g. "Deployment web".
 	Description string
-	// Image is the managed container's image in the workload's template.
-	Image string
+	// Image is the managed container's image in the workload's template, and Container its name.
+	Image, Container string
 	// ContainerProblem is set when the managed container does not exist.
 	ContainerProblem string
 	// Verdict on the rollout of the workload's current template.
@@ -82,11 +87,13 @@ type Pods struct {
 }
 
 // NeedsPods reports whether the decision needs the new version's pods (Workload.NewPods): the
-// health check in flight has reached its health timeout, or its Deployment gave up on its progress
+// health check in flight has reached its health timeout and the workload is not healthy (a
+// healthy one past it soaks, and needs no pods), or its Deployment gave up on its progress
 // deadline. Either may be the control plane's delay rather than the version's failure, and the
 // pods tell which.
 func NeedsPods(cfg *v1alpha1.RollingUpgradeConfig, w *Workload, now time.Time) bool {
-	return PastDeadline(cfg, now) || (w != nil && w.Verdict.State == health.Failed && AnnotationsOf(cfg).Step == StepHealthCheck)
+	healthy := w != nil && w.Verdict.State == health.Healthy
+	return (PastDeadline(cfg, now) && !healthy) || (w != nil && w.Verdict.State == health.Failed && AnnotationsOf(cfg).Step == StepHealthCheck)
 }
 
 // PastDeadline reports whether the health check in flight has reached its health timeout.

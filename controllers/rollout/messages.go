@@ -3,7 +3,8 @@ package rollout
 import (
 	"fmt"
 	"strings"
-	"unicode/utf8"
+
+	"github.com/rollgate/rollgate/controllers/text"
 )
 
 // maxMessage bounds a condition or event message. A condition message may hold 32 KiB and an event
@@ -13,15 +14,7 @@ const maxMessage = 1024
 
 // Bounded cuts a message to maxMessage bytes, on a rune boundary, marking the cut.
 func Bounded(msg string) string {
-	if len(msg) <= maxMessage {
-		return msg
-	}
-	const mark = " …"
-	cut := maxMessage - len(mark)
-	for cut > 0 && !utf8.RuneStart(msg[cut]) {
-		cut--
-	}
-	return msg[:cut] + mark
+	return text.Cut(msg, maxMessage, " …")
 }
 
 // maxListed bounds the bytes a list of items takes in a message (see listed).

@@ -1,0 +1,90 @@
+package controllers
+
+import (
+	"context"
+	"sync"
+	"time"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/analysis"
+	"github.com/rollgate/rollgate/controllers/rollout"
+)
+
+// errNoPrometheus is the measurement of a manager without --prometheus-url.
+const errNoPrometheus = "the manager has no Prometheus to query (its flag --prometheus-url)"
+
+// errBusy is the measurement of a config that found every slot taken (measuring).
+const errBusy = "not measured: as many configs as the manager lets wait for Prometheus at once (half its --concurrency) are waiting; " +
+	"measured again an interval later"
+
+// measuring bounds the reconciles that wait for Prometheus at once. A Prometheus that does not
+// answer holds each for a query timeout; the other workers go on with the other configs.
+type measuring chan struct{}
+
+// newMeasuring lets half of workers (at least one) wait for Prometheus at once.
+func newMeasuring(workers int) measuring { return make(measuring, max(1, workers/2)) }
+
+// take takes a slot if one is free; nil slots have no bound.
+func (m measuring) take() bool {
+	if m == nil {
+		return true
+	}
+	select {
+	case m <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+// give returns a slot taken.
+func (m measuring) give() {
+	if m != nil {
+		<-m
+	}
+}
+
+// measure runs the metric checks due for the decision at now (rollout.MeasurementsDue), all at
+// once: a Prometheus that does not answer holds the reconcile for one query timeout, not one per
+// check, and no more reconciles than slots allows wait for it. A query that fails is an answer
+// too, and so is a slot not found: the decision counts it against the check's error limit.
+func measure(ctx context.Context, q MetricQuerier, slots measuring, ruc *v1alpha1.RollingUpgradeConfig, w *rollout.Workload, now time.Time) map[string]analysis.Measurement {
+	due := rollout.MeasurementsDue(ruc, w, now)
+	if len(due) == 0 {
+		return nil
+	}
+	got := make([]analysis.Measurement, len(due))
+	if !slots.take() {
+		for i := range got {
+			got[i] = analysis.Measurement{Err: errBusy}
+		}
+	} else {
+		defer slots.give()
+		vars := rollout.QueryVars(ruc, rollout.AnnotationsOf(ruc).TargetImage, w.Container)
+		var wg sync.WaitGroup
+		for i, m := range due {
+			wg.Go(func() { got[i] = measureOne(ctx, q, m, vars, now) })
+		}
+		wg.Wait()
+	}
+	out := make(map[string]analysis.Measurement, len(due))
+	for i, m := range due {
+		out[m.Name] = got[i]
+	}
+	return out
+}
+
+func measureOne(ctx context.Context, q MetricQuerier, m v1alpha1.MetricCheck, vars analysis.Vars, now time.Time) analysis.Measurement {
+	if q == nil {
+		return analysis.Measurement{Err: errNoPrometheus}
+	}
+	query, err := analysis.Render(m.Query, vars)
+	if err != nil {
+		return analysis.Measurement{Err: err.Error()}
+	}
+	v, err := q.Query(ctx, query, now)
+	if err != nil {
+		return analysis.Measurement{Err: err.Error()}
+	}
+	return analysis.Measurement{Value: v}
+}

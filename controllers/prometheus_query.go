@@ -1,0 +1,112 @@
+package controllers
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"net/http"
+	"time"
+
+	promapi "github.com/prometheus/client_golang/api"
+	promv1 "github.com/prometheus/client_golang/api/prometheus/v1"
+	promconfig "github.com/prometheus/common/config"
+	"github.com/prometheus/common/model"
+)
+
+// MetricQuerier answers a PromQL instant query with one number.
+type MetricQuerier interface {
+	Query(ctx context.Context, query string, at time.Time) (float64, error)
+}
+
+// PrometheusOptions are the cluster admin's settings of the Prometheus that spec.analysis queries.
+type PrometheusOptions struct {
+	// URL of the Prometheus HTTP API, e.g. http://prometheus.monitoring:9090.
+	URL string
+	// BearerTokenFile is read at each request (a projected token rotates).
+	BearerTokenFile string
+	// CAFile verifies an HTTPS Prometheus.
+	CAFile string
+	// Timeout of one query.
+	Timeout time.Duration
+}
+
+// Prometheus runs the queries of spec.analysis.
+type Prometheus struct {
+	api     promv1.API
+	timeout time.Duration
+}
+
+// NewPrometheus builds the client of o.
+func NewPrometheus(o PrometheusOptions) (*Prometheus, error) {
+	cfg := promconfig.DefaultHTTPClientConfig
+	cfg.TLSConfig.CAFile = o.CAFile
+	if o.BearerTokenFile != "" {
+		cfg.Authorization = &promconfig.Authorization{Type: "Bearer", CredentialsFile: o.BearerTokenFile}
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	rt, err := promconfig.NewRoundTripperFromConfig(cfg, "rollgate")
+	if err != nil {
+		return nil, err
+	}
+	c, err := promapi.NewClient(promapi.Config{Address: o.URL, RoundTripper: boundedBodies{rt}})
+	if err != nil {
+		return nil, err
+	}
+	return &Prometheus{api: promv1.NewAPI(c), timeout: o.Timeout}, nil
+}
+
+// maxResponse bounds the answer to a query: one number takes a few hundred bytes, and a tenant's
+// query that selects every series would otherwise be read into the manager's memory whole.
+const maxResponse = 1 << 20
+
+// boundedBodies reads at most maxResponse bytes of a response; past that, reading fails.
+type boundedBodies struct{ next http.RoundTripper }
+
+func (b boundedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := b.next.RoundTrip(req)
+	if err == nil {
+		resp.Body = http.MaxBytesReader(nil, resp.Body, maxResponse)
+	}
+	return resp, err
+}
+
+// Query evaluates query at at and returns its one number. No series, NaN, or more than one series
+// is an error: each says nothing of the version, or not which part of it.
+func (p *Prometheus) Query(ctx context.Context, query string, at time.Time) (float64, error) {
+	if p.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.timeout)
+		defer cancel()
+	}
+	v, _, _, err := p.api.Query(ctx, query, at)
+	if err != nil {
+		return 0, err
+	}
+	return oneNumber(v)
+}
+
+// oneNumber is the number a query result holds.
+func oneNumber(v model.Value) (float64, error) {
+	var f float64
+	switch v := v.(type) {
+	case *model.Scalar:
+		f = float64(v.Value)
+	case model.Vector:
+		switch len(v) {
+		case 0:
+			return 0, fmt.Errorf("no data: the query returned no series")
+		case 1:
+			f = float64(v[0].Value)
+		default:
+			return 0, fmt.Errorf("the query returned %d series; aggregate them into one, e.g. with sum() or max()", len(v))
+		}
+	default:
+		return 0, fmt.Errorf("the query returned a %s; it must return a number (a scalar, or one series)", v.Type())
+	}
+	if math.IsNaN(f) {
+		return 0, fmt.Errorf("no data: the query returned NaN (no traffic yet?)")
+	}
+	return f, nil
+}

@@ -1,0 +1,155 @@
+package controllers
+
+import (
+	"context"
+	"errors"
+	"math"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/prometheus/common/model"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/health"
+	"github.com/rollgate/rollgate/controllers/rollout"
+)
+
+func TestOneNumber(t *testing.T) {
+	sample := func(v float64) *model.Sample { return &model.Sample{Value: model.SampleValue(v)} }
+	for _, tc := range []struct {
+		name    string
+		v       model.Value
+		want    float64
+		wantErr string
+	}{
+		{name: "a scalar", v: &model.Scalar{Value: 0.5}, want: 0.5},
+		{name: "one series", v: model.Vector{sample(0.02)}, want: 0.02},
+		{name: "no series", v: model.Vector{}, wantErr: "no data: the query returned no series"},
+		{name: "NaN, as 0/0 of no traffic", v: model.Vector{sample(math.NaN())}, wantErr: "no data: the query returned NaN"},
+		{name: "two series", v: model.Vector{sample(1), sample(2)}, wantErr: "returned 2 series; aggregate them into one"},
+		{name: "a range", v: model.Matrix{}, wantErr: "returned a matrix"},
+	} {
+		got, err := oneNumber(tc.v)
+		if tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) || tc.wantErr == "" && (err != nil || got != tc.want) {
+			t.Errorf("%s: %v, %v; want %v or an error with %q", tc.name, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
+
+// queries answers each query it is asked from its map, recording what it was asked. With
+// together > 0 no query is answered before that many are asked: a caller that asks one at a time
+// gets errors.
+type queries struct {
+	answers  map[string]float64
+	together int
+
+	mu    sync.Mutex
+	asked []string
+	all   chan struct{}
+}
+
+func (q *queries) Query(_ context.Context, query string, _ time.Time) (float64, error) {
+	q.mu.Lock()
+	q.asked = append(q.asked, query)
+	if len(q.asked) == q.together {
+		close(q.all)
+	}
+	q.mu.Unlock()
+	if q.together > 0 {
+		select {
+		case <-q.all:
+		case <-time.After(5 * time.Second):
+			return 0, errors.New("asked one at a time")
+		}
+	}
+	if v, ok := q.answers[query]; ok {
+		return v, nil
+	}
+	return 0, errors.New("no such series")
+}
+
+// The controller measures the checks that are due, with the query filled in, and turns every
+// failure to measure into an error the decision counts.
+func TestMeasure(t *testing.T) {
+	now := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	ruc := &v1alpha1.RollingUpgradeConfig{
+		ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web", Annotations: map[string]string{
+			v1alpha1.TargetImageAnnotation: "r/web:1.4.0", v1alpha1.UpdatePhaseAnnotation: "HealthCheck",
+			v1alpha1.UpdateStartedAnnotation: now.Add(-time.Minute).Format(time.RFC3339)}},
+		Spec: v1alpha1.RollingUpgradeConfigSpec{TargetRef: v1alpha1.WorkloadReference{Kind: v1alpha1.KindDeployment, Name: "web"},
+			Analysis: &v1alpha1.Analysis{Metrics: []v1alpha1.MetricCheck{
+				{Name: "errors", Query: `errors{ns="{{.Namespace}}",v="{{.Version}}",was="{{.OldVersion}}",c="{{.Container}}"}`,
+					SuccessCondition: v1alpha1.MetricRange{Max: ptr.To("0")}},
+				{Name: "latency", Query: `latency{v="{{.Version}}"}`, SuccessCondition: v1alpha1.MetricRange{Max: ptr.To("1")}},
+				{Name: "later", Query: `x`, InitialDelay: &metav1.Duration{Duration: time.Hour}, SuccessCondition: v1alpha1.MetricRange{Max: ptr.To("1")}},
+			}}},
+		Status: v1alpha1.RollingUpgradeConfigStatus{CurrentVersion: "1.3.0"},
+	}
+	// The two due checks are asked at once: a Prometheus that does not answer holds the
+	// reconcile for one timeout, not one per check.
+	q := &queries{answers: map[string]float64{`errors{ns="shop",v="1.4.0",was="1.3.0",c="app"}`: 0}, together: 2, all: make(chan struct{})}
+	w := &rollout.Workload{Image: "r/web:1.4.0", Container: "app", Verdict: health.Verdict{State: health.Progressing}}
+	got := measure(context.Background(), q, nil, ruc, w, now)
+	if len(got) != 2 || got["errors"].Err != "" || got["latency"].Err != "no such series" {
+		t.Errorf("measurements %+v (asked %q), want errors measured, latency an error, later not due", got, q.asked)
+	}
+	if got := measure(context.Background(), nil, nil, ruc, w, now); got["errors"].Err != errNoPrometheus {
+		t.Errorf("without a Prometheus: %+v", got)
+	}
+	ruc.Annotations[v1alpha1.UpdatePhaseAnnotation] = ""
+	if got := measure(context.Background(), q, nil, ruc, w, now); got != nil {
+		t.Errorf("idle: measured %+v", got)
+	}
+
+	// With every slot taken (other configs wait for Prometheus), the checks are answered at once
+	// with an error, not queried.
+	ruc.Annotations[v1alpha1.UpdatePhaseAnnotation] = "HealthCheck"
+	slots := newMeasuring(3)
+	if !slots.take() || slots.take() {
+		t.Fatal("3 workers: want one slot")
+	}
+	asked := len(q.asked)
+	if got := measure(context.Background(), q, slots, ruc, w, now); got["errors"].Err != errBusy || len(q.asked) != asked {
+		t.Errorf("no slot free: %+v, %d queries sent", got, len(q.asked)-asked)
+	}
+	slots.give()
+	q.together = 0
+	if got := measure(context.Background(), q, slots, ruc, w, now); got["errors"].Err != "" || len(slots) != 0 {
+		t.Errorf("a slot free: %+v, %d slots left taken", got, len(slots))
+	}
+}
+
+// The client reads a Prometheus answer up to maxResponse bytes: a query that selects every series
+// fails instead of filling the manager's memory. One number is read as it is.
+func TestPrometheusReadsBoundedAnswers(t *testing.T) {
+	huge := strings.Repeat(`{"metric":{"__name__":"x"},"value":[1,"1"]},`, maxResponse/40)
+	for _, tc := range []struct {
+		name, body string
+		want       float64
+		wantErr    string
+	}{
+		{name: "one number", body: `{"status":"success","data":{"resultType":"vector","result":[{"metric":{},"value":[1,"0.25"]}]}}`, want: 0.25},
+		{name: "every series", body: `{"status":"success","data":{"resultType":"vector","result":[` + huge + `{"metric":{},"value":[1,"1"]}]}}`,
+			wantErr: "request body too large"},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(tc.body))
+		}))
+		p, err := NewPrometheus(PrometheusOptions{URL: srv.URL, Timeout: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := p.Query(context.Background(), "x", time.Now())
+		srv.Close()
+		if tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)) || tc.wantErr == "" && (err != nil || got != tc.want) {
+			t.Errorf("%s: %v, %v; want %v or an error with %q", tc.name, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
