@@ -63,7 +63,11 @@ func fromApplicationVersion(ctx context.Context, c client.Reader, ruc *v1alpha1.
 		return nil, &rollout.Problem{Reason: v1alpha1.EventInvalidSpec, Terminal: true, Message: fmt.Sprintf(
 			"ApplicationVersion %s announces %q, which is not an image tag (letters, digits, '_', '.' and '-' only)", name, av.Spec.Version)}, nil
 	}
-	return []rollout.Candidate{{Tag: av.Spec.Version, Source: "ApplicationVersion/" + name}}, nil, nil
+	cand := rollout.Candidate{Tag: av.Spec.Version, Source: "ApplicationVersion/" + name}
+	if av.Spec.ReleasedAt != nil {
+		cand.ReleasedAt = av.Spec.ReleasedAt.Time
+	}
+	return []rollout.Candidate{cand}, nil, nil
 }
 
 func fromConfigMap(ctx context.Context, c client.Reader, namespace string, src v1alpha1.ConfigMapSource) ([]rollout.Candidate, *rollout.Problem, error) {

@@ -3,6 +3,7 @@ package renovate
 import (
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
 	"github.com/rollgate/rollgate/controllers/image"
@@ -17,7 +18,9 @@ type Change struct {
 	Image     string
 	From      string // the version it has now; "" when it does not exist
 	To        string
-	Because   string // which file and manager of the report announced it
+	// ReleasedAt is when To was released, as Renovate's report says; zero when it does not.
+	ReleasedAt time.Time
+	Because    string // which file and manager of the report announced it
 }
 
 // Unchanged reports whether the ApplicationVersion already says To.
@@ -59,12 +62,16 @@ func Plan(deps []Dependency, configs []v1alpha1.RollingUpgradeConfig, existing m
 		}
 		var values []string
 		var because []string
+		releasedAt := map[string]time.Time{}
 		for _, d := range deps {
 			if !image.SameRepositoryName(d.DepName, c.Spec.Image) {
 				continue
 			}
 			for _, u := range d.Updates {
 				values = append(values, u.NewValue)
+				if at, seen := releasedAt[u.NewValue]; !u.ReleasedAt().IsZero() && (!seen || u.ReleasedAt().Before(at)) {
+					releasedAt[u.NewValue] = u.ReleasedAt()
+				}
 			}
 			because = append(because, fmt.Sprintf("%s (%s)", d.PackageFile, d.Manager))
 		}
@@ -93,7 +100,7 @@ func Plan(deps []Dependency, configs []v1alpha1.RollingUpgradeConfig, existing m
 			continue
 		}
 		changes = append(changes, Change{Namespace: c.Namespace, Name: avName, Config: c.Name, Image: c.Spec.Image,
-			From: from, To: choice.Tag, Because: joinUnique(because)})
+			From: from, To: choice.Tag, ReleasedAt: releasedAt[choice.Tag], Because: joinUnique(because)})
 	}
 	return changes, skipped
 }

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"sort"
+	"time"
 )
 
 // Report is the part of Renovate's report that rollgate reads.
@@ -61,6 +62,18 @@ type Dependency struct {
 type Update struct {
 	NewValue   string `json:"newValue"`
 	UpdateType string `json:"updateType"`
+	// ReleaseTimestamp is when the datasource says the new value was released (ISO 8601), if
+	// it says.
+	ReleaseTimestamp string `json:"releaseTimestamp"`
+}
+
+// ReleasedAt is the update's release time; zero when the report has none it can read.
+func (u Update) ReleasedAt() time.Time {
+	t, err := time.Parse(time.RFC3339Nano, u.ReleaseTimestamp)
+	if err != nil {
+		return time.Time{}
+	}
+	return t
 }
 
 // Parse reads a report and rejects anything that does not have the report's shape, so that a wrong

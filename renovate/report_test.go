@@ -4,6 +4,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -90,6 +91,10 @@ func TestPlan(t *testing.T) {
 	}
 	if len(skipped) != 1 || !strings.Contains(skipped[0], "shop/nosource") || !strings.Contains(skipped[0], "no applicationVersion source") {
 		t.Errorf("skipped %v", skipped)
+	}
+	// The report's release time goes with the version it dates (spec.minReleaseAge counts from it).
+	if at := changes[0].ReleasedAt; !at.Equal(time.Date(2026, 11, 29, 10, 0, 0, 0, time.UTC)) || !changes[1].ReleasedAt.IsZero() {
+		t.Errorf("released: 1.3.0 at %s, 2.0.0 at %s; want the report's time for 1.3.0 and none for 2.0.0", at, changes[1].ReleasedAt)
 	}
 }
 

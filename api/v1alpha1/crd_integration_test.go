@@ -154,6 +154,8 @@ func TestIntegrationInvalidSpecsAreRejected(t *testing.T) {
 		mutate func(*unstructured.Unstructured)
 		want   string
 	}{
+		{"minReleaseAge not a duration", func(u *unstructured.Unstructured) { set(u, "3 days", "spec", "minReleaseAge") },
+			"minReleaseAge must be a duration, e.g. 72h"},
 		{"soakTime not a duration", func(u *unstructured.Unstructured) { set(u, "an hour", "spec", "soakTime") },
 			"soakTime must be a duration, e.g. 30m"},
 		{"analysis without metrics", func(u *unstructured.Unstructured) { set(u, map[string]any{"metrics": []any{}}, "spec", "analysis") },

@@ -5,6 +5,7 @@ const (
 	EventVersionAvailable            = "VersionAvailable"            // a new best eligible version appeared
 	EventVersionHeld                 = "VersionHeld"                 // a version waits for the maintenance window
 	EventApprovalRequired            = "ApprovalRequired"            // a version waits for a person's approval (spec.approval)
+	EventReleaseAgeRequired          = "ReleaseAgeRequired"          // a version waits until it is spec.minReleaseAge old
 	EventUpdateStarting              = "UpdateStarting"              // a version was applied; its health check runs
 	EventUpdateComplete              = "UpdateComplete"              // the version passed its health check
 	EventUpdateRollback              = "UpdateRollback"              // the version failed; rolling back
@@ -43,6 +44,7 @@ const (
 	ReasonAwaitingGitRecord  = "AwaitingGitRecord"  // a config that writes back reads its record in Git before any rollout
 	ReasonAwaitingGitOps     = "AwaitingGitOps"     // GitFirst: the committed image has yet to reach the workload
 	ReasonAwaitingApproval   = "AwaitingApproval"   // a version waits for rollgate.dev/approve (spec.approval)
+	ReasonAwaitingReleaseAge = "AwaitingReleaseAge" // a version waits until it is spec.minReleaseAge old
 	ReasonSoaking            = "Soaking"            // the version is healthy and watched through spec.soakTime
 	ReasonAnalyzing          = "Analyzing"          // the version is healthy and its analysis needs more measurements
 	ReasonNoPrometheus       = "NoPrometheus"       // spec.analysis, but the manager has no --prometheus-url

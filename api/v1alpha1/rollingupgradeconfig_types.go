@@ -217,6 +217,18 @@ type RollingUpgradeConfigSpec struct {
 	// +optional
 	Approval ApprovalPolicy `json:"approval,omitempty"`
 
+	// MinReleaseAge makes a version eligible only this long after its release: fresh releases are
+	// the riskiest. The release time is the earliest any source knows (an ApplicationVersion's
+	// spec.releasedAt, which `rollgate renovate import` sets from Renovate's releaseTimestamp),
+	// else when rollgate first saw the version (status.seenVersions). While the newest version is
+	// too young, the newest one old enough is rolled out; when none is, the newest waits Pending
+	// (Ready reason AwaitingReleaseAge) until the instant it becomes eligible. Unset: no wait.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$')",message="minReleaseAge must be a duration, e.g. 72h"
+	// +optional
+	MinReleaseAge *metav1.Duration `json:"minReleaseAge,omitempty"`
+
 	// DeletionPolicy says what happens to the workload when the config is deleted. Rollback (the
 	// default): a version in flight goes back to status.currentImage before the config goes. Keep:
 	// the workload keeps whatever it runs. Either way rollgate then gives up its ownership of the
@@ -247,6 +259,14 @@ const (
 	DefaultHealthTimeout    = 10 * time.Minute
 	DefaultRegistryInterval = time.Hour
 )
+
+// MinReleaseAgeOrZero is spec.minReleaseAge, 0 when unset.
+func (s *RollingUpgradeConfigSpec) MinReleaseAgeOrZero() time.Duration {
+	if s.MinReleaseAge == nil {
+		return 0
+	}
+	return s.MinReleaseAge.Duration
+}
 
 // SoakTimeOrZero is spec.soakTime, 0 when unset.
 func (s *RollingUpgradeConfigSpec) SoakTimeOrZero() time.Duration {
@@ -324,6 +344,17 @@ type VersionHistoryEntry struct {
 	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	Reason string `json:"reason,omitempty"`
+}
+
+// MaxSeenVersions is the number of seenVersions entries kept; the oldest versions go first.
+const MaxSeenVersions = 20
+
+// SeenVersion is when rollgate first saw a candidate version.
+type SeenVersion struct {
+	// Version as its source wrote it.
+	Version string `json:"version"`
+	// FirstSeen is when a source first announced it to rollgate.
+	FirstSeen metav1.Time `json:"firstSeen"`
 }
 
 // RecordedTarget names the workload and container a status was recorded for.
@@ -422,6 +453,15 @@ type RollingUpgradeConfigStatus struct {
 	// condition says whether Git agrees with this status.
 	// +optional
 	GitWriteBack *GitWriteBackStatus `json:"gitWriteBack,omitempty"`
+
+	// SeenVersions are when rollgate first saw the candidates newer than the current version,
+	// the newest 20, kept only with spec.minReleaseAge: the release time of a version no source
+	// dates.
+	// +kubebuilder:validation:MaxItems=20
+	// +listType=map
+	// +listMapKey=version
+	// +optional
+	SeenVersions []SeenVersion `json:"seenVersions,omitempty"`
 
 	// HealthCheck is the state of the last health check beyond the annotations: the start of its
 	// soak and the measurements of its analysis, kept until the next check starts. Only configs

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"k8s.io/apimachinery/pkg/apis/meta/v1/unstructured"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -101,13 +102,19 @@ func runRenovate(ctx context.Context, args []string, out io.Writer) error {
 	return nil
 }
 
-// applyVersion writes spec.image and spec.version of the ApplicationVersion by server-side apply.
+// applyVersion writes spec.image, spec.version and (when the report dates it) spec.releasedAt of
+// the ApplicationVersion by server-side apply: a releasedAt of an earlier version that this
+// command wrote goes with it.
 func applyVersion(ctx context.Context, c client.Client, ch renovate.Change) error {
+	spec := map[string]any{"image": ch.Image, "version": ch.To}
+	if !ch.ReleasedAt.IsZero() {
+		spec["releasedAt"] = ch.ReleasedAt.UTC().Format(time.RFC3339)
+	}
 	u := &unstructured.Unstructured{Object: map[string]any{
 		"apiVersion": v1alpha1.GroupVersion.String(),
 		"kind":       "ApplicationVersion",
 		"metadata":   map[string]any{"name": ch.Name, "namespace": ch.Namespace},
-		"spec":       map[string]any{"image": ch.Image, "version": ch.To},
+		"spec":       spec,
 	}}
 	return c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(renovateFieldManager), client.ForceOwnership)
 }

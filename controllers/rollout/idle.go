@@ -191,6 +191,9 @@ func sourcesRead(d *Decision, in Input) bool {
 type choice struct {
 	tag     string
 	ignored string
+	// held is a better candidate that is too young (spec.minReleaseAge), and age what says so.
+	held string
+	age  *releaseAge
 }
 
 // choose picks the best eligible candidate and records it as available. A config whose current
@@ -204,7 +207,15 @@ func choose(d *Decision, in Input, policy *version.Policy) choice {
 	}
 	// A current version that is not semver (a digest an older status holds) compares nothing; the
 	// gate then holds the choice.
-	ch := policy.Choose(tags, st.CurrentVersion, st.FailedVersions)
+	age := newReleaseAge(in, st)
+	var hold func(string) bool
+	if age != nil {
+		hold = age.hold
+	}
+	ch := policy.ChooseHeld(tags, st.CurrentVersion, st.FailedVersions, hold)
+	if age != nil {
+		age.record(st)
+	}
 	// lastCheck moves only when the answer changes: a poll or an event that finds the same answer
 	// does not rewrite the config.
 	if st.LastCheck == nil || ch.Tag != d.old.AvailableVersion {
@@ -221,7 +232,7 @@ func choose(d *Decision, in Input, policy *version.Policy) choice {
 			notSemver = append(notSemver, s.Tag)
 		}
 	}
-	return choice{tag: ch.Tag, ignored: describeIgnored(notSemver, in.Candidates)}
+	return choice{tag: ch.Tag, ignored: describeIgnored(notSemver, in.Candidates), held: ch.Held, age: age}
 }
 
 // justCompleted: Ready is still the verdict of the last rollout, for this generation of the spec.
@@ -250,6 +261,8 @@ func gate(d *Decision, in Input, w *Workload, win *window.Window, ch choice) {
 		d.ready(v1alpha1.ReasonUnversioned, "%s runs %s, which has no semver version to compare with: no automatic update until a person "+
 			"picks a version (annotation %s=%s:<version>)%s", w.Description, st.CurrentImage, v1alpha1.TargetImageAnnotation,
 			in.Config.Spec.Image, availableNote(ch.tag))
+	case ch.tag == "" && ch.held != "" && !st.CircuitOpen:
+		awaitReleaseAge(d, ch.age, ch.held)
 	case ch.tag == "":
 		rest()
 		if st.CircuitOpen {
@@ -296,6 +309,9 @@ func gate(d *Decision, in Input, w *Workload, win *window.Window, ch choice) {
 		why := "from " + sourcesOf(ch.tag, in.Candidates)
 		if needsApproval(in.Config.Spec.Approval, st.CurrentVersion, ch.tag, "") {
 			why += ", approved in " + v1alpha1.ApproveAnnotation
+		}
+		if ch.held != "" {
+			why += "; the newer " + ch.age.releaseNote(ch.held)
 		}
 		start(d, in, in.Config.Spec.Image+":"+ch.tag, why)
 	}

@@ -107,6 +107,9 @@ func PastDeadline(cfg *v1alpha1.RollingUpgradeConfig, now time.Time) bool {
 type Candidate struct {
 	Tag    string
 	Source string // e.g. ApplicationVersion/web
+	// ReleasedAt is when the version was released, if the source says (an ApplicationVersion's
+	// spec.releasedAt); zero otherwise.
+	ReleasedAt time.Time
 }
 
 // Problem is a source that could not be read. Terminal problems need a change by the user; the

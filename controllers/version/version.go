@@ -17,6 +17,7 @@ const (
 	SkipNotNewer   = "NotNewer"   // not strictly greater than the current version
 	SkipFailed     = "Failed"     // on the failed list (exact tag string)
 	SkipDuplicate  = "Duplicate"  // the same tag string came from two sources
+	SkipHeld       = "Held"       // eligible, but the caller holds it (ChooseHeld), e.g. too young
 )
 
 // Skip records one candidate that was not chosen and why.
@@ -32,6 +33,9 @@ type Choice struct {
 	// Skipped lists, in input order, the candidates that were not eligible and why. Eligible
 	// candidates lower than Tag are not listed.
 	Skipped []Skip
+	// Held is the highest candidate the caller held (ChooseHeld) that would have been chosen
+	// over Tag, or "".
+	Held string
 }
 
 // IsSemver reports whether a tag reads as a semantic version (a leading "v" and a missing minor
@@ -64,10 +68,17 @@ func NewPolicy(constraint string) (*Policy, error) {
 // caller that must not downgrade checks it first. failed holds exact tag strings: "1.2.0" does not
 // exclude "v1.2.0".
 func (p *Policy) Choose(candidates []string, current string, failed []string) Choice {
+	return p.ChooseHeld(candidates, current, failed, nil)
+}
+
+// ChooseHeld is Choose, with hold asked of each candidate that is eligible otherwise (and of no
+// other): a candidate it holds is skipped (SkipHeld), and the highest of them above the choice is
+// Choice.Held. A nil hold holds nothing.
+func (p *Policy) ChooseHeld(candidates []string, current string, failed []string, hold func(tag string) bool) Choice {
 	cur, _ := semver.NewVersion(current)
 
 	var choice Choice
-	var best *semver.Version
+	var best, held *semver.Version
 	seen := map[string]bool{}
 	for _, tag := range candidates {
 		if seen[tag] {
@@ -85,6 +96,11 @@ func (p *Policy) Choose(candidates []string, current string, failed []string) Ch
 			choice.Skipped = append(choice.Skipped, Skip{tag, SkipNotNewer})
 		case slices.Contains(failed, tag):
 			choice.Skipped = append(choice.Skipped, Skip{tag, SkipFailed})
+		case hold != nil && hold(tag):
+			choice.Skipped = append(choice.Skipped, Skip{tag, SkipHeld})
+			if held == nil || v.GreaterThan(held) {
+				held, choice.Held = v, tag
+			}
 		default:
 			// Of two spellings of one version the first one seen wins, so the result does not
 			// depend on anything but the input order.
@@ -92,6 +108,9 @@ func (p *Policy) Choose(candidates []string, current string, failed []string) Ch
 				best, choice.Tag = v, tag
 			}
 		}
+	}
+	if held != nil && best != nil && !held.GreaterThan(best) {
+		choice.Held = ""
 	}
 	return choice
 }

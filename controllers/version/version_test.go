@@ -100,3 +100,35 @@ func TestNewMajor(t *testing.T) {
 		}
 	}
 }
+
+// A hold is asked of eligible candidates only; what it holds is skipped, and the highest held one
+// above the choice is named.
+func TestChooseHeld(t *testing.T) {
+	p, err := NewPolicy(">=1.0.0, <2.0.0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	young := map[string]bool{"1.5.0": true, "1.3.0": true}
+	for _, tc := range []struct {
+		name       string
+		candidates []string
+		wantTag    string
+		wantHeld   string
+		wantAsked  string
+	}{
+		{name: "the newest is held: the next one is chosen", candidates: []string{"1.4.0", "1.5.0", "2.0.0", "latest", "1.1.0"},
+			wantTag: "1.4.0", wantHeld: "1.5.0", wantAsked: "1.4.0,1.5.0"},
+		{name: "all held", candidates: []string{"1.3.0", "1.5.0"}, wantHeld: "1.5.0", wantAsked: "1.3.0,1.5.0"},
+		{name: "a held one below the choice is not named", candidates: []string{"1.3.0", "1.4.0"}, wantTag: "1.4.0", wantAsked: "1.3.0,1.4.0"},
+		{name: "failed and older ones are not asked", candidates: []string{"1.2.0", "1.0.0"}, wantAsked: ""},
+	} {
+		var asked []string
+		ch := p.ChooseHeld(tc.candidates, "1.1.0", []string{"1.2.0"}, func(tag string) bool {
+			asked = append(asked, tag)
+			return young[tag]
+		})
+		if ch.Tag != tc.wantTag || ch.Held != tc.wantHeld || strings.Join(asked, ",") != tc.wantAsked {
+			t.Errorf("%s: chose %q, held %q, asked %v; want %q, %q, %s", tc.name, ch.Tag, ch.Held, asked, tc.wantTag, tc.wantHeld, tc.wantAsked)
+		}
+	}
+}
