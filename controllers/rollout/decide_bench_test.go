@@ -3,6 +3,7 @@ package rollout
 import (
 	"fmt"
 	"testing"
+	"time"
 )
 
 // BenchmarkDecideWith10000RegistryTags measures one decision of an idle config whose registry
@@ -14,6 +15,21 @@ func BenchmarkDecideWith10000RegistryTags(b *testing.B) {
 	}
 	cands = append(cands, Candidate{Tag: "1.1.0", Source: "registry"})
 	in := Input{Now: now, Config: config(current("1.1.0")), Workload: deploymentAt("1.1.0", healthy), Candidates: cands}
+	b.ReportAllocs()
+	for b.Loop() {
+		Decide(in)
+	}
+}
+
+// BenchmarkDecideWith10000YoungVersions measures one decision of a config with spec.minReleaseAge
+// whose registry announces 10,000 versions above the current one, all too young: each is asked
+// for its age, and the newest 20 first sights are kept.
+func BenchmarkDecideWith10000YoungVersions(b *testing.B) {
+	cands := make([]Candidate, 0, 10000)
+	for i := range 10000 {
+		cands = append(cands, Candidate{Tag: fmt.Sprintf("1.%d.%d", 2+i/100, i%100), Source: "registry"})
+	}
+	in := Input{Now: now, Config: config(current("1.1.0"), minAge(time.Hour)), Workload: deploymentAt("1.1.0", healthy), Candidates: cands}
 	b.ReportAllocs()
 	for b.Loop() {
 		Decide(in)
