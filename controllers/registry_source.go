@@ -60,6 +60,34 @@ func (s registrySource) candidates(ctx context.Context, ruc *v1alpha1.RollingUpg
 	return out, nil, poll, nil
 }
 
+// lookUp asks the registry for the digest of img with the workload's pull credentials. The
+// answer's problem is in rollgate's words (registry.Error): the registry's own are for the log.
+func (s registrySource) lookUp(ctx context.Context, ruc *v1alpha1.RollingUpgradeConfig, pod *corev1.PodSpec, img string) *rollout.ImageLookup {
+	l := &rollout.ImageLookup{Image: img}
+	var resolver registry.DigestResolver
+	if s.cache != nil {
+		resolver, _ = s.cache.Lister.(registry.DigestResolver)
+	}
+	if resolver == nil {
+		l.Problem = "the manager's registry client cannot look images up"
+		return l
+	}
+	keychain, _, err := s.keychain(ctx, ruc.Namespace, pod)
+	if err != nil {
+		l.Problem = "reading the workload's pull secrets: " + err.Error()
+		return l
+	}
+	l.Digest, err = resolver.Digest(ctx, img, keychain)
+	switch {
+	case errors.Is(err, registry.ErrImageNotFound):
+		l.NotFound = true
+	case err != nil:
+		logf.FromContext(ctx).V(1).Info("looking up an image failed", "image", img, "detail", errors.Unwrap(err))
+		l.Problem = err.Error()
+	}
+	return l
+}
+
 // keychain gathers the pull secrets of the pod spec and its service account.
 func (s registrySource) keychain(ctx context.Context, namespace string, pod *corev1.PodSpec) (authn.Keychain, []string, error) {
 	var names []string

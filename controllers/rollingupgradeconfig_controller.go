@@ -54,7 +54,7 @@ func (r *RollingUpgradeConfigReconciler) Reconcile(ctx context.Context, req ctrl
 	if err != nil {
 		return ctrl.Result{}, err
 	}
-	d := rollout.Decide(in)
+	d := r.decide(ctx, in, w)
 	if err := r.apply(ctx, &ruc, d); err != nil {
 		if apierrors.IsConflict(err) {
 			// Someone changed the config since it was read; decide again on the new version.
@@ -69,6 +69,18 @@ func (r *RollingUpgradeConfigReconciler) Reconcile(ctx context.Context, req ctrl
 	}
 	configMetrics.record(&ruc, d, in.Now, r.podUpgrades(ctx, &ruc, w, d))
 	return ctrl.Result{RequeueAfter: d.RequeueAfter}, nil
+}
+
+// decide lets rollout.Decide choose, and asks the registry first when the decision needs its word
+// on an image (spec.checkImage, spec.pinDigest).
+func (r *RollingUpgradeConfigReconciler) decide(ctx context.Context, in rollout.Input, w *workload) rollout.Decision {
+	d := rollout.Decide(in)
+	if d.LookUp == "" || w == nil {
+		return d
+	}
+	reg := registrySource{cache: r.Tags, reader: r.APIReader}
+	in.Image = reg.lookUp(ctx, in.Config, w.podSpec(), d.LookUp)
+	return rollout.Decide(in)
 }
 
 // reportPanic turns a panic in one config's reconcile into an error for that config alone (retried

@@ -17,8 +17,13 @@ import (
 func installCRDs(t *testing.T) {
 	t.Helper()
 	mustKubectl(t, "apply", "--server-side", "-k", "config/crd")
-	mustKubectl(t, "wait", "--for=condition=Established", "--timeout=60s",
-		"crd/rollingupgradeconfigs.rollgate.dev", "crd/applicationversions.rollgate.dev", "crd/gitwritebacks.rollgate.dev")
+	// kubectl wait fails at once on a CRD the API server has not given conditions yet (one just
+	// created, by this test or one running beside it): ask again until it waits.
+	eventually(t, time.Minute, "the CRDs are established", func(context.Context) (bool, string, error) {
+		out, err := kubectl(t, "wait", "--for=condition=Established", "--timeout=30s",
+			"crd/rollingupgradeconfigs.rollgate.dev", "crd/applicationversions.rollgate.dev", "crd/gitwritebacks.rollgate.dev")
+		return err == nil, out, nil
+	})
 }
 
 func TestCRDsInstallAndSamplesAreAccepted(t *testing.T) {

@@ -154,6 +154,10 @@ func TestIntegrationInvalidSpecsAreRejected(t *testing.T) {
 		mutate func(*unstructured.Unstructured)
 		want   string
 	}{
+		{"pinDigest with a GitFirst write-back", func(u *unstructured.Unstructured) {
+			set(u, true, "spec", "pinDigest")
+			set(u, map[string]any{"name": "repo", "path": "apps/web/kustomization.yaml", "mode": "GitFirst"}, "spec", "gitWriteBack")
+		}, "pinDigest renders digests, and a GitFirst write-back commits tags: choose one"},
 		{"minReleaseAge not a duration", func(u *unstructured.Unstructured) { set(u, "3 days", "spec", "minReleaseAge") },
 			"minReleaseAge must be a duration, e.g. 72h"},
 		{"soakTime not a duration", func(u *unstructured.Unstructured) { set(u, "an hour", "spec", "soakTime") },

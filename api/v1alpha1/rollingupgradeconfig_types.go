@@ -133,6 +133,7 @@ const (
 	ApprovalMajor ApprovalPolicy = "Major"
 )
 
+// +kubebuilder:validation:XValidation:rule="!(has(self.pinDigest) && self.pinDigest && has(self.gitWriteBack) && has(self.gitWriteBack.mode) && self.gitWriteBack.mode == 'GitFirst')",message="pinDigest renders digests, and a GitFirst write-back commits tags: choose one"
 // RollingUpgradeConfigSpec says which workload rollgate steers, where its versions come from, which
 // versions it may take, and when and how carefully it may roll them out.
 type RollingUpgradeConfigSpec struct {
@@ -228,6 +229,21 @@ type RollingUpgradeConfigSpec struct {
 	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$')",message="minReleaseAge must be a duration, e.g. 72h"
 	// +optional
 	MinReleaseAge *metav1.Duration `json:"minReleaseAge,omitempty"`
+
+	// CheckImage looks the version's image up in its registry before a rollout starts, with the
+	// credentials the workload's pods pull with: an image the registry does not have (a tag
+	// announced before its push finished, a typo in a source) waits Pending (Ready reason
+	// ImageNotFound, one Warning event) instead of being rolled out, failing to pull and burning
+	// the version. A target set by hand is not looked up.
+	// +optional
+	CheckImage bool `json:"checkImage,omitempty"`
+
+	// PinDigest renders the version's image by digest, repo:tag@sha256:…, as the registry resolves
+	// the tag when the rollout starts (implies checkImage): the workload runs exactly the bits that
+	// were checked, even if the tag moves, and status.versionHistory records the digest. Not with
+	// spec.gitWriteBack.mode GitFirst, which commits tags.
+	// +optional
+	PinDigest bool `json:"pinDigest,omitempty"`
 
 	// DeletionPolicy says what happens to the workload when the config is deleted. Rollback (the
 	// default): a version in flight goes back to status.currentImage before the config goes. Keep:

@@ -66,23 +66,10 @@ func (r Remote) ListTags(ctx context.Context, repository string, keychain authn.
 	if err != nil {
 		return nil, err
 	}
-	base := r.Transport
-	if base == nil {
-		base = defaultTransport()
-	}
-	if r.Limits != nil {
-		base = rateLimited{base: base, limits: r.Limits}
-	}
 	ctx, cancel := context.WithTimeout(ctx, cmp.Or(r.Timeout, DefaultListTimeout))
 	defer cancel()
 	var retryAfter time.Duration
-	budget := &byteBudget{left: cmp.Or(r.MaxBytes, DefaultMaxBytes)}
-	opts := []remote.Option{
-		remote.WithContext(ctx),
-		remote.WithAuthFromKeychain(keychain),
-		remote.WithTransport(retryAfterRecorder{base: byteCapped{base: base, budget: budget}, into: &retryAfter}),
-		remote.WithRetryBackoff(remote.Backoff{Steps: 1}),
-	}
+	opts := r.options(ctx, keychain, &retryAfter)
 	if r.PageSize > 0 {
 		opts = append(opts, remote.WithPageSize(r.PageSize))
 	}
@@ -107,6 +94,26 @@ func (r Remote) ListTags(ctx context.Context, repository string, keychain authn.
 		tags = append(tags, page.Tags...)
 	}
 	return tags, nil
+}
+
+// options are the go-containerregistry options of one bounded exchange with a registry: paced
+// per host, within the address policy and the byte cap, retried by no one (the caller decides),
+// and recording the registry's Retry-After into retryAfter.
+func (r Remote) options(ctx context.Context, keychain authn.Keychain, retryAfter *time.Duration) []remote.Option {
+	base := r.Transport
+	if base == nil {
+		base = defaultTransport()
+	}
+	if r.Limits != nil {
+		base = rateLimited{base: base, limits: r.Limits}
+	}
+	budget := &byteBudget{left: cmp.Or(r.MaxBytes, DefaultMaxBytes)}
+	return []remote.Option{
+		remote.WithContext(ctx),
+		remote.WithAuthFromKeychain(keychain),
+		remote.WithTransport(retryAfterRecorder{base: byteCapped{base: base, budget: budget}, into: retryAfter}),
+		remote.WithRetryBackoff(remote.Backoff{Steps: 1}),
+	}
 }
 
 // byteBudget is what a listing may still read.

@@ -119,6 +119,10 @@ type Decision struct {
 	// DeleteStuckPods asks the controller to delete the pods of the failed revision of an
 	// OrderedReady StatefulSet that are not Ready, so that its rollback can proceed.
 	DeleteStuckPods bool
+	// LookUp, when set, is an image the decision needs the registry's word on before it can be
+	// made (spec.checkImage, spec.pinDigest): the controller asks, puts the answer in Input.Image
+	// and decides again. Nothing else of such a decision is carried out.
+	LookUp string
 
 	old *v1alpha1.RollingUpgradeConfigStatus
 	now time.Time
@@ -184,6 +188,6 @@ func (d *Decision) warnOnChange(reason, msg string) {
 var warningReasons = map[string]bool{
 	v1alpha1.EventInvalidSpec: true, v1alpha1.EventTargetNotFound: true, v1alpha1.EventSourceNotFound: true,
 	v1alpha1.EventRegistryUnavailable: true, v1alpha1.EventFieldManagerConflict: true, v1alpha1.EventRollbackStuck: true,
-	v1alpha1.ReasonTargetRefused: true, v1alpha1.ReasonNoPrometheus: true,
+	v1alpha1.ReasonTargetRefused: true, v1alpha1.ReasonNoPrometheus: true, v1alpha1.ReasonImageNotFound: true,
 	health.ReasonPaused: true, health.ReasonOnDelete: true, health.ReasonPartitionCoversAll: true, health.ReasonScaledToZero: true,
 }

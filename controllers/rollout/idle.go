@@ -313,6 +313,13 @@ func gate(d *Decision, in Input, w *Workload, win *window.Window, ch choice) {
 		if ch.held != "" {
 			why += "; the newer " + ch.age.releaseNote(ch.held)
 		}
-		start(d, in, in.Config.Spec.Image+":"+ch.tag, why)
+		img, ok := imageChecked(d, in, ch.tag)
+		if !ok {
+			return
+		}
+		if img != in.Config.Spec.Image+":"+ch.tag {
+			why += "; pinned to the digest the registry resolved"
+		}
+		start(d, in, img, why)
 	}
 }

@@ -45,6 +45,20 @@ type Input struct {
 	Prometheus bool
 	// Measurements answer the metric checks due at Now (MeasurementsDue), by check name.
 	Measurements map[string]analysis.Measurement
+	// Image is the registry's answer about the image a decision asked for (Decision.LookUp),
+	// for spec.checkImage and spec.pinDigest; nil before it asked.
+	Image *ImageLookup
+}
+
+// ImageLookup is what the registry said of one image.
+type ImageLookup struct {
+	Image string
+	// Digest is the manifest's digest, sha256:…, when the registry has it.
+	Digest string
+	// NotFound: the registry answered that it has no such image.
+	NotFound bool
+	// Problem says why the registry could not be asked, or did not answer.
+	Problem string
 }
 
 // Workload holds the facts about the target that the decision needs.
