@@ -158,6 +158,15 @@ func TestIntegrationInvalidSpecsAreRejected(t *testing.T) {
 			set(u, true, "spec", "pinDigest")
 			set(u, map[string]any{"name": "repo", "path": "apps/web/kustomization.yaml", "mode": "GitFirst"}, "spec", "gitWriteBack")
 		}, "pinDigest renders digests, and a GitFirst write-back commits tags: choose one"},
+		{"a window both recurring and one-off", func(u *unstructured.Unstructured) {
+			set(u, []any{map[string]any{"name": "x", "schedule": "0 3 * * *", "duration": "1h", "start": "2026-12-24T00:00:00Z", "end": "2026-12-27T00:00:00Z"}}, "spec", "windows")
+		}, "a window is either recurring (schedule and duration) or one-off (start and end)"},
+		{"a one-off window that ends before it starts", func(u *unstructured.Unstructured) {
+			set(u, []any{map[string]any{"name": "x", "type": "Deny", "start": "2026-12-27T00:00:00Z", "end": "2026-12-24T00:00:00Z"}}, "spec", "windows")
+		}, "a one-off window's end must come after its start"},
+		{"a window of another type", func(u *unstructured.Unstructured) {
+			set(u, []any{map[string]any{"name": "x", "type": "Maybe", "start": "2026-12-24T00:00:00Z", "end": "2026-12-27T00:00:00Z"}}, "spec", "windows")
+		}, `Unsupported value: "Maybe"`},
 		{"minReleaseAge not a duration", func(u *unstructured.Unstructured) { set(u, "3 days", "spec", "minReleaseAge") },
 			"minReleaseAge must be a duration, e.g. 72h"},
 		{"soakTime not a duration", func(u *unstructured.Unstructured) { set(u, "an hour", "spec", "soakTime") },

@@ -46,6 +46,7 @@ const (
 	ReasonAwaitingApproval   = "AwaitingApproval"   // a version waits for rollgate.dev/approve (spec.approval)
 	ReasonAwaitingReleaseAge = "AwaitingReleaseAge" // a version waits until it is spec.minReleaseAge old
 	ReasonImageNotFound      = "ImageNotFound"      // spec.checkImage: the version's image is not in its registry
+	ReasonFrozen             = "Frozen"             // a deny window of spec.windows holds a version
 	ReasonSoaking            = "Soaking"            // the version is healthy and watched through spec.soakTime
 	ReasonAnalyzing          = "Analyzing"          // the version is healthy and its analysis needs more measurements
 	ReasonNoPrometheus       = "NoPrometheus"       // spec.analysis, but the manager has no --prometheus-url

@@ -110,6 +110,63 @@ type MaintenanceWindow struct {
 	TimeZone string `json:"timeZone,omitempty"`
 }
 
+// WindowType says whether a calendar window lets rollouts start or stops them.
+// +kubebuilder:validation:Enum=Allow;Deny
+type WindowType string
+
+const (
+	// WindowAllow: rollouts may start while the window is open (with any allow window, only then).
+	WindowAllow WindowType = "Allow"
+	// WindowDeny: no rollout starts while the window is open, whatever allows it.
+	WindowDeny WindowType = "Deny"
+)
+
+// CalendarWindow is one window of a calendar: recurring (schedule, duration, timeZone, as a
+// maintenance window) or one-off (start and end), that allows or denies the start of rollouts.
+// Only starts are gated: a health check in flight goes on, and a rollback is never held.
+// +kubebuilder:validation:XValidation:rule="has(self.schedule) ? (has(self.duration) && !has(self.start) && !has(self.end)) : (has(self.start) && has(self.end) && !has(self.duration))",message="a window is either recurring (schedule and duration) or one-off (start and end)"
+// +kubebuilder:validation:XValidation:rule="!has(self.start) || !has(self.end) || timestamp(self.start) < timestamp(self.end)",message="a one-off window's end must come after its start"
+type CalendarWindow struct {
+	// Name of the window, in messages: the window that decided is named.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
+	// +required
+	Name string `json:"name"`
+
+	// Type is Allow (the default) or Deny; a deny wins over any allow.
+	// +kubebuilder:default=Allow
+	// +optional
+	Type WindowType `json:"type,omitempty"`
+
+	// Schedule is a cron expression of five fields: the window opens at each fire time.
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:XValidation:rule="self.matches('^ *[^ ]+( +[^ ]+){4} *$')",message="schedule must be a cron expression of five fields (minute hour day-of-month month day-of-week), e.g. \"0 3 * * *\""
+	// +kubebuilder:validation:XValidation:rule="!self.contains('TZ=')",message="set the time zone in timeZone, not in the schedule"
+	// +optional
+	Schedule string `json:"schedule,omitempty"`
+
+	// Duration the recurring window stays open after each fire time (elapsed time).
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$') && duration(self) >= duration('1m')",message="duration must be a duration of at least 1m, e.g. 2h"
+	// +optional
+	Duration *metav1.Duration `json:"duration,omitempty"`
+
+	// TimeZone the schedule is read in (IANA name); default UTC.
+	// +kubebuilder:validation:MaxLength=64
+	// +optional
+	TimeZone string `json:"timeZone,omitempty"`
+
+	// Start of a one-off window (RFC 3339), e.g. a freeze over the holidays.
+	// +optional
+	Start *metav1.Time `json:"start,omitempty"`
+
+	// End of a one-off window (RFC 3339), excluded.
+	// +optional
+	End *metav1.Time `json:"end,omitempty"`
+}
+
 // DeletionPolicy is what happens to the workload when its config is deleted.
 // +kubebuilder:validation:Enum=Rollback;Keep
 type DeletionPolicy string
@@ -169,6 +226,15 @@ type RollingUpgradeConfigSpec struct {
 	// MaintenanceWindow gates the start of a rollout. Absent: always open.
 	// +optional
 	MaintenanceWindow *MaintenanceWindow `json:"maintenanceWindow,omitempty"`
+
+	// Windows are the config's calendar, beside spec.maintenanceWindow (an allow window): a
+	// rollout starts while an allow window is open (any time, with none) and no deny window is.
+	// Ready names the window that decides, and status.nextWindow when a held version starts.
+	// +kubebuilder:validation:MaxItems=16
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	Windows []CalendarWindow `json:"windows,omitempty"`
 
 	// HealthTimeout is how long a new version has to become healthy before it is rolled back.
 	// +kubebuilder:default="10m"

@@ -58,7 +58,8 @@ func heldBefore(d *Decision, tag, reason string) bool {
 	return was == "" || was == reason
 }
 
-// HoldReason is the gate that holds a config's version: while Pending, the window (VersionHeld),
+// HoldReason is the gate that holds a config's version: while Pending, the window (VersionHeld), a
+// deny window (Frozen),
 // a missing approval (AwaitingApproval), the release age (AwaitingReleaseAge) or an image the
 // registry does not have (ImageNotFound); in a health check, the verdict's own gates once the
 // workload is healthy: the soak (Soaking), the analysis's missing measurements (Analyzing) or an
@@ -70,7 +71,7 @@ func HoldReason(st *v1alpha1.RollingUpgradeConfigStatus) string {
 		return ""
 	}
 	switch {
-	case st.Phase == v1alpha1.PhasePending && (r.Reason == v1alpha1.EventVersionHeld || r.Reason == v1alpha1.ReasonAwaitingApproval ||
+	case st.Phase == v1alpha1.PhasePending && (r.Reason == v1alpha1.EventVersionHeld || r.Reason == v1alpha1.ReasonFrozen || r.Reason == v1alpha1.ReasonAwaitingApproval ||
 		r.Reason == v1alpha1.ReasonAwaitingReleaseAge || r.Reason == v1alpha1.ReasonImageNotFound),
 		st.Phase == v1alpha1.PhaseInProgress && (r.Reason == v1alpha1.ReasonSoaking || r.Reason == v1alpha1.ReasonAnalyzing ||
 			r.Reason == v1alpha1.EventAnalysisInconclusive):

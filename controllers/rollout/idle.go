@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"errors"
 	"slices"
 	"strings"
 	"time"
@@ -21,7 +22,7 @@ import (
 // idle decides whether to start a rollout, and if not, why. Each step handles what it cannot know
 // first and returns false when the decision is made.
 func idle(d *Decision, in Input) {
-	policy, win, ok := parseSpec(d, in.Config.Spec, in.Now)
+	policy, calendar, ok := parseSpec(d, in.Config.Spec, in.Now)
 	if !ok || !analysisReady(d, in) {
 		return
 	}
@@ -40,33 +41,56 @@ func idle(d *Decision, in Input) {
 		return
 	}
 	choice := choose(d, in, policy)
-	gate(d, in, w, win, choice)
+	gate(d, in, w, calendar, choice)
 }
 
-// parseSpec parses the constraint and the window; a bad one stalls the config.
-func parseSpec(d *Decision, spec v1alpha1.RollingUpgradeConfigSpec, now time.Time) (*version.Policy, *window.Window, bool) {
+// parseSpec parses the constraint and the calendar (the maintenance window and spec.windows); a
+// bad one stalls the config.
+func parseSpec(d *Decision, spec v1alpha1.RollingUpgradeConfigSpec, now time.Time) (*version.Policy, *window.Calendar, bool) {
 	policy, err := version.NewPolicy(spec.VersionConstraint)
 	if err != nil {
 		d.stalled(v1alpha1.EventInvalidSpec, "spec.versionConstraint: %v", err)
 		return nil, nil, false
 	}
-	mw := spec.MaintenanceWindow
-	if mw == nil {
-		return policy, nil, true
+	var rules []window.Rule
+	if mw := spec.MaintenanceWindow; mw != nil {
+		win, err := window.Parse(mw.Schedule, durationOf(mw.Duration), mw.TimeZone)
+		if err == nil {
+			err = win.Check(now)
+		}
+		if err != nil {
+			d.stalled(v1alpha1.EventInvalidSpec, "spec.maintenanceWindow: %v", err)
+			return nil, nil, false
+		}
+		rules = append(rules, window.Rule{Every: win})
 	}
-	var dur time.Duration
-	if mw.Duration != nil {
-		dur = mw.Duration.Duration
+	for _, cw := range spec.Windows {
+		r := window.Rule{Name: cw.Name, Deny: cw.Type == v1alpha1.WindowDeny}
+		switch {
+		case cw.Schedule != "":
+			r.Every, err = window.Parse(cw.Schedule, durationOf(cw.Duration), cw.TimeZone)
+			if err == nil {
+				err = r.Every.Check(now)
+			}
+		case cw.Start != nil && cw.End != nil && cw.Start.Before(cw.End):
+			r.From, r.To = cw.Start.Time, cw.End.Time
+		default:
+			err = errors.New("a window is either recurring (schedule and duration) or one-off (start before end)")
+		}
+		if err != nil {
+			d.stalled(v1alpha1.EventInvalidSpec, "spec.windows[%s]: %v", cw.Name, err)
+			return nil, nil, false
+		}
+		rules = append(rules, r)
 	}
-	win, err := window.Parse(mw.Schedule, dur, mw.TimeZone)
-	if err == nil {
-		err = win.Check(now)
+	return policy, window.NewCalendar(rules...), true
+}
+
+func durationOf(d *metav1.Duration) time.Duration {
+	if d == nil {
+		return 0
 	}
-	if err != nil {
-		d.stalled(v1alpha1.EventInvalidSpec, "spec.maintenanceWindow: %v", err)
-		return nil, nil, false
-	}
-	return policy, win, true
+	return d.Duration
 }
 
 // recordFirstSight records the image of a healthy workload seen for the first time: the image a
@@ -244,8 +268,9 @@ func justCompleted(d *Decision) bool {
 
 // gate starts the chosen version, or says what holds it: suspend, nothing newer, no version to
 // compare with, the circuit, a missing approval, the window, or an unhealthy workload.
-func gate(d *Decision, in Input, w *Workload, win *window.Window, ch choice) {
+func gate(d *Decision, in Input, w *Workload, calendar *window.Calendar, ch choice) {
 	st := &d.Status
+	cal := calendar.At(in.Now)
 	rest := func() {
 		st.Phase = restingPhase(st)
 		st.TargetVersion, st.NextWindow = "", nil
@@ -281,17 +306,8 @@ func gate(d *Decision, in Input, w *Workload, win *window.Window, ch choice) {
 		d.stalled(v1alpha1.EventCircuitOpen, "%s", circuitMessage(st, ch.tag))
 	case needsApproval(in.Config.Spec.Approval, st.CurrentVersion, ch.tag, in.Config.GetAnnotations()[v1alpha1.ApproveAnnotation]):
 		awaitApproval(d, in.Config, ch.tag)
-	case !win.Open(in.Now):
-		next := win.NextOpen(in.Now)
-		if !heldBefore(d, ch.tag, v1alpha1.EventVersionHeld) {
-			d.event(WriteStatus, corev1.EventTypeNormal, v1alpha1.EventVersionHeld, "%s held until %s (window %s)", ch.tag, next.Format(time.RFC3339), win)
-		}
-		st.Phase = v1alpha1.PhasePending
-		st.TargetVersion = ch.tag
-		nw := metav1.NewTime(next)
-		st.NextWindow = &nw
-		d.ready(v1alpha1.EventVersionHeld, "%s held until %s (window %s)", ch.tag, next.Format(time.RFC3339), win)
-		d.RequeueAfter = next.Sub(in.Now)
+	case !cal.Open:
+		heldByCalendar(d, in, ch.tag, cal)
 	case w.Verdict.State != health.Healthy:
 		// Never start on a broken workload: its failure would be blamed on the new version.
 		rest()

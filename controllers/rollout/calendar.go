@@ -1,0 +1,44 @@
+package rollout
+
+import (
+	"time"
+
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/window"
+)
+
+// heldByCalendar holds a version while the calendar is closed: Pending until it opens, naming the
+// window that decides (Ready reason Frozen when it is a deny window, else VersionHeld). A calendar that does not open within its search holds it without a time,
+// and says so.
+func heldByCalendar(d *Decision, in Input, tag string, cal window.Decision) {
+	st := &d.Status
+	by := "no allow window is open"
+	if cal.By != nil {
+		by = cal.By.String()
+	}
+	until := "a time the calendar does not show (it stays closed as far as rollgate looks ahead)"
+	st.NextWindow = nil
+	if !cal.Next.IsZero() {
+		next := cal.Next
+		if cal.By != nil && !cal.By.Deny {
+			next = cal.By.In(next)
+		}
+		until = next.Format(time.RFC3339)
+		nw := metav1.NewTime(next)
+		st.NextWindow = &nw
+		d.RequeueAfter = next.Sub(in.Now)
+	}
+	// The event is the window's (VersionHeld) either way; Ready says whether a freeze holds it.
+	reason := v1alpha1.EventVersionHeld
+	if cal.By != nil && cal.By.Deny {
+		reason = v1alpha1.ReasonFrozen
+	}
+	if !heldBefore(d, tag, reason) {
+		d.event(WriteStatus, corev1.EventTypeNormal, v1alpha1.EventVersionHeld, "%s held until %s (%s)", tag, until, by)
+	}
+	st.Phase, st.TargetVersion = v1alpha1.PhasePending, tag
+	d.ready(reason, "%s held until %s (%s)", tag, until, by)
+}

@@ -1,0 +1,89 @@
+package rollout
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+)
+
+func windows(ws ...v1alpha1.CalendarWindow) func(*v1alpha1.RollingUpgradeConfig) {
+	return func(c *v1alpha1.RollingUpgradeConfig) { c.Spec.Windows = ws }
+}
+
+func freeze(name string, from, to time.Time) v1alpha1.CalendarWindow {
+	return v1alpha1.CalendarWindow{Name: name, Type: v1alpha1.WindowDeny, Start: &metav1.Time{Time: from}, End: &metav1.Time{Time: to}}
+}
+
+// The calendar gates starts: a deny window holds a version whatever allows it, the message names
+// the window that decides, and the config looks again when it opens.
+func TestTheCalendarHoldsStarts(t *testing.T) {
+	nights := v1alpha1.CalendarWindow{Name: "nights", Schedule: "0 1 * * *", Duration: &metav1.Duration{Duration: 4 * time.Hour}, TimeZone: "UTC"}
+	for _, tc := range []struct {
+		name     string
+		mods     []func(*v1alpha1.RollingUpgradeConfig)
+		wantHeld string // in Ready's message; "" when the version starts
+		wantNext time.Time
+		frozen   bool // Ready reason Frozen, not VersionHeld
+	}{
+		{name: "no windows: starts", mods: nil},
+		{name: "inside an allow window: starts", mods: []func(*v1alpha1.RollingUpgradeConfig){windows(nights)}},
+		{name: "a freeze over it: held until it ends, then the window", mods: []func(*v1alpha1.RollingUpgradeConfig){
+			windows(nights, freeze("release-day", now.Add(-time.Hour), now.Add(2*time.Hour)))},
+			wantHeld: "1.1.0 held until 2026-12-01T04:00:00Z (window release-day, which denies 2026-12-01T01:00:00Z to 2026-12-01T04:00:00Z)",
+			wantNext: now.Add(2 * time.Hour), frozen: true},
+		{name: "a freeze beside the maintenance window: the maintenance window after it", mods: []func(*v1alpha1.RollingUpgradeConfig){
+			windowAt("0 3 * * *", 2*time.Hour), windows(freeze("holidays", now.Add(-time.Hour), now.Add(26*time.Hour)))},
+			wantHeld: "(window holidays, which denies", wantNext: time.Date(2026, 12, 3, 2, 0, 0, 0, time.UTC), frozen: true},
+		{name: "outside the allow window: held for it", mods: []func(*v1alpha1.RollingUpgradeConfig){windows(v1alpha1.CalendarWindow{Name: "evenings",
+			Schedule: "0 18 * * *", Duration: &metav1.Duration{Duration: time.Hour}, TimeZone: "America/New_York"})},
+			wantHeld: "1.1.0 held until 2026-12-01T18:00:00-05:00 (window evenings, which allows 0 18 * * * America/New_York for 1h0m0s)",
+			wantNext: time.Date(2026, 12, 1, 23, 0, 0, 0, time.UTC)},
+		{name: "a freeze that is over: starts", mods: []func(*v1alpha1.RollingUpgradeConfig){windows(freeze("past", now.Add(-48*time.Hour), now.Add(-24*time.Hour)))}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := config(append([]func(*v1alpha1.RollingUpgradeConfig){current("1.0.0")}, tc.mods...)...)
+			d := Decide(Input{Now: now, Config: cfg, Workload: deploymentAt("1.0.0", healthy), Candidates: av("1.1.0")})
+			if tc.wantHeld == "" {
+				if d.Outcome != OutcomeStarted {
+					t.Errorf("outcome %q, want a start; Ready %+v", d.Outcome, condition(d, meta.ReadyCondition))
+				}
+				return
+			}
+			r := condition(d, meta.ReadyCondition)
+			reason := v1alpha1.EventVersionHeld
+			if tc.frozen {
+				reason = v1alpha1.ReasonFrozen
+			}
+			if d.Outcome != OutcomeNone || d.Status.Phase != v1alpha1.PhasePending || r.Reason != reason || !strings.Contains(r.Message, tc.wantHeld) {
+				t.Errorf("outcome %q, phase %s, Ready %+v; want held with %q", d.Outcome, d.Status.Phase, r, tc.wantHeld)
+			}
+			if !d.Status.NextWindow.Time.Equal(tc.wantNext) || d.RequeueAfter != tc.wantNext.Sub(now) || reasons(d.Events) != "VersionAvailable,VersionHeld" {
+				t.Errorf("next window %v, next look %s, events %s; want %s", d.Status.NextWindow, d.RequeueAfter, reasons(d.Events), tc.wantNext)
+			}
+		})
+	}
+}
+
+// A freeze holds no rollback and no check in flight: only starts are gated.
+func TestAFreezeHoldsNoRollback(t *testing.T) {
+	frozen := windows(freeze("incident", now.Add(-time.Hour), now.Add(time.Hour)))
+	cfg := config(current("1.0.0"), frozen, inFlight(StepHealthCheck, repo+":1.1.0", now.Add(-10*time.Minute)))
+	d := Decide(Input{Now: now, Config: cfg, Workload: deploymentAt("1.1.0", pending)})
+	if d.Outcome != OutcomeFailed || d.Annotations.Step != StepRollingBack {
+		t.Errorf("a check past its timeout under a freeze: outcome %q, step %q; want it rolled back", d.Outcome, d.Annotations.Step)
+	}
+}
+
+// A window the spec cannot mean stalls the config, naming it.
+func TestABadWindowStalls(t *testing.T) {
+	bad := v1alpha1.CalendarWindow{Name: "feb30", Schedule: "0 3 30 2 *", Duration: &metav1.Duration{Duration: time.Hour}}
+	d := Decide(Input{Now: now, Config: config(current("1.0.0"), windows(bad)), Workload: deploymentAt("1.0.0", healthy), Candidates: av("1.1.0")})
+	if r := condition(d, meta.ReadyCondition); d.Outcome != OutcomeNone || r.Reason != v1alpha1.EventInvalidSpec || !strings.Contains(r.Message, "spec.windows[feb30]") {
+		t.Errorf("outcome %q, Ready %+v", d.Outcome, r)
+	}
+}

@@ -1,0 +1,200 @@
+package window
+
+import (
+	"fmt"
+	"time"
+)
+
+// Rule is one window of a calendar: a recurring Window, or a one-off range [From, To). Allow
+// rules open the calendar; Deny rules close it over whatever they overlap.
+type Rule struct {
+	Name string // for messages, e.g. "spec.windows[freeze]"
+	Deny bool
+	// Exactly one of Every and the range is set.
+	Every    *Window
+	From, To time.Time
+}
+
+// contains reports whether t falls in one of the rule's intervals, and that interval's end.
+func (r Rule) contains(t time.Time) (bool, time.Time) {
+	if r.Every == nil {
+		return !t.Before(r.From) && t.Before(r.To), r.To
+	}
+	// The earliest fire after t-duration is the only one whose interval can hold t.
+	f := r.Every.nextFire(t.Add(-r.Every.duration))
+	return !f.IsZero() && !f.After(t), f.Add(r.Every.duration)
+}
+
+// nextStart is the earliest start of one of the rule's intervals after t, or zero.
+func (r Rule) nextStart(t time.Time) time.Time {
+	if r.Every == nil {
+		if r.From.After(t) {
+			return r.From
+		}
+		return time.Time{}
+	}
+	return r.Every.nextFire(t)
+}
+
+// String describes the rule for messages: "window 0 3 * * * Europe/Berlin" for an unnamed one (a
+// maintenance window), else "window christmas, which denies 2026-12-24T00:00:00Z to …".
+func (r Rule) String() string {
+	if r.Name == "" {
+		return "window " + r.Every.String()
+	}
+	what := "allows"
+	if r.Deny {
+		what = "denies"
+	}
+	when := fmt.Sprintf("%s to %s", r.From.UTC().Format(time.RFC3339), r.To.UTC().Format(time.RFC3339))
+	if r.Every != nil {
+		when = fmt.Sprintf("%s for %s", r.Every, r.Every.duration)
+	}
+	return fmt.Sprintf("window %s, which %s %s", r.Name, what, when)
+}
+
+// In is t in the zone of the rule (a one-off rule's: UTC), for messages.
+func (r Rule) In(t time.Time) time.Time {
+	if r.Every != nil {
+		return t.In(r.Every.loc)
+	}
+	return t.UTC()
+}
+
+// Calendar says when a rollout may start: while at least one Allow rule is open (or always, when
+// it has none) and no Deny rule is; a deny wins over any allow. The nil or empty Calendar is
+// always open.
+type Calendar struct {
+	rules  []Rule
+	allows bool
+}
+
+// NewCalendar is the calendar of the rules.
+func NewCalendar(rules ...Rule) *Calendar {
+	c := &Calendar{rules: rules}
+	for _, r := range rules {
+		c.allows = c.allows || !r.Deny
+	}
+	return c
+}
+
+// maxSteps bounds the search for an opening: each step passes one interval of a rule, and a
+// calendar that stays closed longer (a deny every minute for years) is reported as never opening.
+const maxSteps = 1000
+
+// Decision is what a calendar says at one instant.
+type Decision struct {
+	Open bool
+	// By is the rule that decided: the deny that closes it, the allow that opens it, or (closed)
+	// the allow it waits for; nil when no rule decided (no allow rules, no deny open).
+	By *Rule
+	// Next is, when closed, the earliest instant it opens (zero: not within the search); when
+	// open, the instant it closes (zero: it does not close within the search).
+	Next time.Time
+}
+
+// At says whether the calendar is open at now, which rule decides, and when that changes.
+func (c *Calendar) At(now time.Time) Decision {
+	if c == nil || len(c.rules) == 0 {
+		return Decision{Open: true}
+	}
+	if deny, _ := c.denying(now); deny != nil {
+		next, _ := c.nextOpen(now)
+		return Decision{By: deny, Next: next}
+	}
+	allow := c.allowing(now)
+	if c.allows && allow == nil {
+		next, by := c.nextOpen(now)
+		return Decision{By: by, Next: next}
+	}
+	return Decision{Open: true, By: allow, Next: c.nextClose(now)}
+}
+
+// denying is a deny rule open at t, the one that ends last, and its end.
+func (c *Calendar) denying(t time.Time) (*Rule, time.Time) {
+	var by *Rule
+	var end time.Time
+	for i := range c.rules {
+		if r := &c.rules[i]; r.Deny {
+			if in, e := r.contains(t); in && e.After(end) {
+				by, end = r, e
+			}
+		}
+	}
+	return by, end
+}
+
+// allowing is an allow rule open at t, or nil.
+func (c *Calendar) allowing(t time.Time) *Rule {
+	for i := range c.rules {
+		if r := &c.rules[i]; !r.Deny {
+			if in, _ := r.contains(t); in {
+				return r
+			}
+		}
+	}
+	return nil
+}
+
+// nextOpen is the earliest instant at or after t when the calendar is open, and the allow rule
+// open then (nil when none is needed); zero when it is not found within maxSteps.
+func (c *Calendar) nextOpen(t time.Time) (time.Time, *Rule) {
+	for range maxSteps {
+		if deny, end := c.denying(t); deny != nil {
+			t = end
+			continue
+		}
+		if !c.allows {
+			return t, nil
+		}
+		if r := c.allowing(t); r != nil {
+			return t, r
+		}
+		var next time.Time
+		for _, r := range c.rules {
+			if s := r.nextStart(t); !r.Deny && !s.IsZero() && (next.IsZero() || s.Before(next)) {
+				next = s
+			}
+		}
+		if next.IsZero() {
+			return time.Time{}, nil
+		}
+		t = next
+	}
+	return time.Time{}, nil
+}
+
+// maxChain bounds the allows followed one after another to find when an open calendar closes.
+const maxChain = 100
+
+// nextClose is the earliest instant after t when the open calendar closes: a deny starts, or the
+// allows that hold it open (one after another, when they overlap) all end. Zero when neither
+// comes (no deny, and allows that chain beyond maxChain intervals or there are none).
+func (c *Calendar) nextClose(t time.Time) time.Time {
+	var denyStart time.Time
+	for _, r := range c.rules {
+		if s := r.nextStart(t); r.Deny && !s.IsZero() && (denyStart.IsZero() || s.Before(denyStart)) {
+			denyStart = s
+		}
+	}
+	if !c.allows {
+		return denyStart
+	}
+	end := t
+	for range maxChain {
+		var later time.Time
+		for _, r := range c.rules {
+			if in, e := r.contains(end); !r.Deny && in && e.After(later) {
+				later = e
+			}
+		}
+		if later.IsZero() {
+			if !denyStart.IsZero() && denyStart.Before(end) {
+				return denyStart
+			}
+			return end
+		}
+		end = later
+	}
+	return denyStart
+}
