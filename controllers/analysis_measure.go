@@ -13,42 +13,14 @@ import (
 // errNoPrometheus is the measurement of a manager without --prometheus-url.
 const errNoPrometheus = "the manager has no Prometheus to query (its flag --prometheus-url)"
 
-// errBusy is the measurement of a config that found every slot taken (measuring).
-const errBusy = "not measured: as many configs as the manager lets wait for Prometheus at once (half its --concurrency) are waiting; " +
-	"measured again an interval later"
-
-// measuring bounds the reconciles that wait for Prometheus at once. A Prometheus that does not
-// answer holds each for a query timeout; the other workers go on with the other configs.
-type measuring chan struct{}
-
-// newMeasuring lets half of workers (at least one) wait for Prometheus at once.
-func newMeasuring(workers int) measuring { return make(measuring, max(1, workers/2)) }
-
-// take takes a slot if one is free; nil slots have no bound.
-func (m measuring) take() bool {
-	if m == nil {
-		return true
-	}
-	select {
-	case m <- struct{}{}:
-		return true
-	default:
-		return false
-	}
-}
-
-// give returns a slot taken.
-func (m measuring) give() {
-	if m != nil {
-		<-m
-	}
-}
+// errBusy is the measurement of a config that found every slot taken (waitSlots).
+const errBusy = "not measured: " + allWaiting + "; measured again an interval later"
 
 // measure runs the metric checks due for the decision at now (rollout.MeasurementsDue), all at
 // once: a Prometheus that does not answer holds the reconcile for one query timeout, not one per
 // check, and no more reconciles than slots allows wait for it. A query that fails is an answer
 // too, and so is a slot not found: the decision counts it against the check's error limit.
-func measure(ctx context.Context, q MetricQuerier, slots measuring, ruc *v1alpha1.RollingUpgradeConfig, w *rollout.Workload, now time.Time) map[string]analysis.Measurement {
+func measure(ctx context.Context, q MetricQuerier, slots waitSlots, ruc *v1alpha1.RollingUpgradeConfig, w *rollout.Workload, now time.Time) map[string]analysis.Measurement {
 	due := rollout.MeasurementsDue(ruc, w, now)
 	if len(due) == 0 {
 		return nil

@@ -110,7 +110,7 @@ func TestMeasure(t *testing.T) {
 	// With every slot taken (other configs wait for Prometheus), the checks are answered at once
 	// with an error, not queried.
 	ruc.Annotations[v1alpha1.UpdatePhaseAnnotation] = "HealthCheck"
-	slots := newMeasuring(3)
+	slots := newWaitSlots(3)
 	if !slots.take() || slots.take() {
 		t.Fatal("3 workers: want one slot")
 	}

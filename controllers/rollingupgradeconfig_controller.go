@@ -34,7 +34,7 @@ type RollingUpgradeConfigReconciler struct {
 	Clock     clock.PassiveClock
 	Tags      *registry.Cache // shared registry listings
 	Metrics   MetricQuerier   // the admin's Prometheus for spec.analysis; nil: none
-	Measuring measuring       // the reconciles that may wait for Metrics at once (newMeasuring)
+	Waits     waitSlots       // the reconciles that may wait for Metrics or a registry at once
 }
 
 // Reconcile gathers the facts, lets rollout.Decide choose, and carries out the decision.
@@ -78,8 +78,13 @@ func (r *RollingUpgradeConfigReconciler) decide(ctx context.Context, in rollout.
 	if d.LookUp == "" || w == nil {
 		return d
 	}
-	reg := registrySource{cache: r.Tags, reader: r.APIReader}
-	in.Image = reg.lookUp(ctx, in.Config, w.podSpec(), d.LookUp)
+	if !r.Waits.take() {
+		in.Image = &rollout.ImageLookup{Image: d.LookUp, Problem: "not looked up: " + allWaiting}
+	} else {
+		reg := registrySource{cache: r.Tags, reader: r.APIReader}
+		in.Image = reg.lookUp(ctx, in.Config, w.podSpec(), d.LookUp)
+		r.Waits.give()
+	}
 	return rollout.Decide(in)
 }
 
@@ -138,7 +143,7 @@ func (r *RollingUpgradeConfigReconciler) gather(ctx context.Context, ruc *v1alph
 			}
 		}
 		pod = w.podSpec()
-		in.Measurements = measure(ctx, r.Metrics, r.Measuring, ruc, in.Workload, in.Now)
+		in.Measurements = measure(ctx, r.Metrics, r.Waits, ruc, in.Workload, in.Now)
 	}
 	if rollout.AnnotationsOf(ruc).Step == rollout.StepIdle && ruc.DeletionTimestamp == nil {
 		reg := registrySource{cache: r.Tags, reader: r.APIReader}

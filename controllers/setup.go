@@ -40,7 +40,8 @@ type Config struct {
 	// Metrics is the cluster admin's Prometheus that spec.analysis queries; nil: none, and a
 	// config with an analysis starts no version.
 	Metrics MetricQuerier
-	// Concurrency is the workers of each controller; half of the engine's may wait for Metrics.
+	// Concurrency is the workers of each controller; half of the engine's may wait for Metrics or
+	// a registry look-up at once.
 	Concurrency int
 	// CacheTrim is the manager's cache transform, if it is one: it is told which workloads the
 	// configs name.
@@ -72,7 +73,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 	}
 	if slices.Contains(cfg.Controllers, ControllerRollout) {
 		r := &RollingUpgradeConfigReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-			Recorder: recorder, Clock: cfg.Clock, Metrics: cfg.Metrics, Measuring: newMeasuring(cfg.Concurrency),
+			Recorder: recorder, Clock: cfg.Clock, Metrics: cfg.Metrics, Waits: newWaitSlots(cfg.Concurrency),
 			Tags: &registry.Cache{Lister: cfg.Tags, Clock: cfg.Clock}}
 		if err := r.SetupWithManager(ctx, mgr); err != nil {
 			return err

@@ -21,24 +21,40 @@ type DigestResolver interface {
 // ErrImageNotFound: the registry has no manifest for the reference.
 var ErrImageNotFound = errors.New("the registry has no such image (404)")
 
-// Digest asks the registry for the manifest image names, by HEAD (no body is read), and returns
-// its digest, sha256:…. A tag the registry does not have is ErrImageNotFound; any other failure
-// is an *Error, in rollgate's words as a listing's are.
+// DefaultLookUpTimeout bounds one look-up when Remote.Timeout is unset: it runs inside a reconcile.
+const DefaultLookUpTimeout = 10 * time.Second
+
+// Digest asks the registry for the manifest image names, by HEAD (no body is read), or by GET
+// when the HEAD fails otherwise than with a 404 (registries that do not answer HEAD, or answer it
+// without the digest), and returns its digest, sha256:…. A manifest the registry does not have is
+// ErrImageNotFound; any other failure is an *Error, in rollgate's words as a listing's are.
 func (r Remote) Digest(ctx context.Context, image string, keychain authn.Keychain) (string, error) {
 	ref, err := name.ParseReference(image, name.WeakValidation)
 	if err != nil {
 		return "", err
 	}
-	ctx, cancel := context.WithTimeout(ctx, cmp.Or(r.Timeout, DefaultListTimeout))
+	ctx, cancel := context.WithTimeout(ctx, min(cmp.Or(r.Timeout, DefaultLookUpTimeout), DefaultLookUpTimeout))
 	defer cancel()
 	var retryAfter time.Duration
-	desc, err := remote.Head(ref, r.options(ctx, keychain, &retryAfter)...)
-	if err != nil {
-		var te *transport.Error
-		if errors.As(err, &te) && te.StatusCode == http.StatusNotFound {
-			return "", ErrImageNotFound
-		}
+	opts := r.options(ctx, keychain, &retryAfter)
+	desc, err := remote.Head(ref, opts...)
+	if err == nil && desc.Digest.Hex != "" {
+		return desc.Digest.String(), nil
+	}
+	if notFound(err) {
+		return "", ErrImageNotFound
+	}
+	got, err := remote.Get(ref, opts...)
+	switch {
+	case notFound(err):
+		return "", ErrImageNotFound
+	case err != nil:
 		return "", classify(err, retryAfter)
 	}
-	return desc.Digest.String(), nil
+	return got.Digest.String(), nil
+}
+
+func notFound(err error) bool {
+	var te *transport.Error
+	return errors.As(err, &te) && te.StatusCode == http.StatusNotFound
 }

@@ -10,6 +10,10 @@ import (
 	"github.com/rollgate/rollgate/controllers/window"
 )
 
+// CalendarRecheck is how often a calendar that does not open as far as rollgate looks ahead is
+// looked at again.
+const CalendarRecheck = time.Hour
+
 // heldByCalendar holds a version while the calendar is closed: Pending until it opens, naming the
 // window that decides (Ready reason Frozen when it is a deny window, else VersionHeld). A calendar that does not open within its search holds it without a time,
 // and says so.
@@ -19,8 +23,9 @@ func heldByCalendar(d *Decision, in Input, tag string, cal window.Decision) {
 	if cal.By != nil {
 		by = cal.By.String()
 	}
-	until := "a time the calendar does not show (it stays closed as far as rollgate looks ahead)"
+	until := "a time the calendar does not show (it stays closed as far as rollgate looks ahead; it looks again in an hour)"
 	st.NextWindow = nil
+	d.RequeueAfter = CalendarRecheck
 	if !cal.Next.IsZero() {
 		next := cal.Next
 		if cal.By != nil && !cal.By.Deny {
@@ -36,7 +41,8 @@ func heldByCalendar(d *Decision, in Input, tag string, cal window.Decision) {
 	if cal.By != nil && cal.By.Deny {
 		reason = v1alpha1.ReasonFrozen
 	}
-	if !heldBefore(d, tag, reason) {
+	// A freeze that ends into a wait for an allow window (or back) is one hold: one event.
+	if !heldBefore(d, tag, v1alpha1.EventVersionHeld) && !heldBefore(d, tag, v1alpha1.ReasonFrozen) {
 		d.event(WriteStatus, corev1.EventTypeNormal, v1alpha1.EventVersionHeld, "%s held until %s (%s)", tag, until, by)
 	}
 	st.Phase, st.TargetVersion = v1alpha1.PhasePending, tag

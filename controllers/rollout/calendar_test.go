@@ -87,3 +87,23 @@ func TestABadWindowStalls(t *testing.T) {
 		t.Errorf("outcome %q, Ready %+v", d.Outcome, r)
 	}
 }
+
+// A freeze that ends into a wait for the allow window is one hold: one VersionHeld event. A
+// calendar that does not open as far as rollgate looks holds the version and looks again hourly.
+func TestAHoldThroughAFreezeIsAnnouncedOnce(t *testing.T) {
+	cfg := config(current("1.0.0"), windowAt("0 3 * * *", time.Hour), windows(freeze("incident", now.Add(-time.Hour), now.Add(time.Hour))))
+	d := Decide(Input{Now: now, Config: cfg, Workload: deploymentAt("1.0.0", healthy), Candidates: av("1.1.0")})
+	if r := condition(d, meta.ReadyCondition); r.Reason != v1alpha1.ReasonFrozen || reasons(d.Events) != "VersionAvailable,VersionHeld" {
+		t.Fatalf("under the freeze: Ready %+v, events %s", r, reasons(d.Events))
+	}
+	after := Decide(Input{Now: now.Add(90 * time.Minute), Config: next(cfg, d), Workload: deploymentAt("1.0.0", healthy), Candidates: av("1.1.0")})
+	if r := condition(after, meta.ReadyCondition); r.Reason != v1alpha1.EventVersionHeld || len(after.Events) != 0 {
+		t.Errorf("after the freeze, waiting for the window: Ready %+v, events %s; want VersionHeld and no second event", r, reasons(after.Events))
+	}
+
+	always := v1alpha1.CalendarWindow{Name: "always", Type: v1alpha1.WindowDeny, Schedule: "* * * * *", Duration: &metav1.Duration{Duration: time.Minute}}
+	d = Decide(Input{Now: now, Config: config(current("1.0.0"), windows(always)), Workload: deploymentAt("1.0.0", healthy), Candidates: av("1.1.0")})
+	if r := condition(d, meta.ReadyCondition); d.Status.NextWindow != nil || d.RequeueAfter != CalendarRecheck || !strings.Contains(r.Message, "looks again in an hour") {
+		t.Errorf("a calendar that does not open: next window %v, next look %s, Ready %+v", d.Status.NextWindow, d.RequeueAfter, r)
+	}
+}

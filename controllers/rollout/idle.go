@@ -239,6 +239,8 @@ func choose(d *Decision, in Input, policy *version.Policy) choice {
 	ch := policy.ChooseHeld(tags, st.CurrentVersion, st.FailedVersions, hold)
 	if age != nil {
 		age.record(st)
+	} else {
+		st.SeenVersions = nil // first sights count only while the config asks for an age
 	}
 	// lastCheck moves only when the answer changes: a poll or an event that finds the same answer
 	// does not rewrite the config.
@@ -270,7 +272,6 @@ func justCompleted(d *Decision) bool {
 // compare with, the circuit, a missing approval, the window, or an unhealthy workload.
 func gate(d *Decision, in Input, w *Workload, calendar *window.Calendar, ch choice) {
 	st := &d.Status
-	cal := calendar.At(in.Now)
 	rest := func() {
 		st.Phase = restingPhase(st)
 		st.TargetVersion, st.NextWindow = "", nil
@@ -306,8 +307,8 @@ func gate(d *Decision, in Input, w *Workload, calendar *window.Calendar, ch choi
 		d.stalled(v1alpha1.EventCircuitOpen, "%s", circuitMessage(st, ch.tag))
 	case needsApproval(in.Config.Spec.Approval, st.CurrentVersion, ch.tag, in.Config.GetAnnotations()[v1alpha1.ApproveAnnotation]):
 		awaitApproval(d, in.Config, ch.tag)
-	case !cal.Open:
-		heldByCalendar(d, in, ch.tag, cal)
+	case !calendar.Open(in.Now):
+		heldByCalendar(d, in, ch.tag, calendar.At(in.Now))
 	case w.Verdict.State != health.Healthy:
 		// Never start on a broken workload: its failure would be blamed on the new version.
 		rest()

@@ -29,10 +29,10 @@ func imageChecked(d *Decision, in Input, tag string) (string, bool) {
 	switch {
 	case l.NotFound:
 		st.Phase, st.TargetVersion, st.NextWindow = v1alpha1.PhasePending, tag, nil
-		d.waiting(v1alpha1.ReasonImageNotFound, "%s is not in its registry (spec.checkImage): %s waits, and is looked up again every %s", img, tag, ImageRecheck)
+		d.waiting(v1alpha1.ReasonImageNotFound, "%s is not in its registry (%s): %s waits, and is looked up again every %s", img, checkedBy(spec), tag, ImageRecheck)
 	case l.Problem != "" || l.Digest == "":
 		st.Phase, st.TargetVersion, st.NextWindow = v1alpha1.PhasePending, tag, nil
-		d.waiting(v1alpha1.EventRegistryUnavailable, "looking up %s in its registry (spec.checkImage): %s; %s waits", img, orNone(l.Problem), tag)
+		d.waiting(v1alpha1.EventRegistryUnavailable, "looking up %s in its registry (%s): %s; %s waits", img, checkedBy(spec), orNone(l.Problem), tag)
 	case spec.PinDigest:
 		return img + "@" + l.Digest, true
 	default:
@@ -40,4 +40,12 @@ func imageChecked(d *Decision, in Input, tag string) (string, bool) {
 	}
 	d.RequeueAfter = ImageRecheck
 	return "", false
+}
+
+// checkedBy names the field that asks for the look-up.
+func checkedBy(spec v1alpha1.RollingUpgradeConfigSpec) string {
+	if spec.PinDigest {
+		return "spec.pinDigest"
+	}
+	return "spec.checkImage"
 }

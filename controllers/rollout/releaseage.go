@@ -62,8 +62,11 @@ func (r *releaseAge) eligibleAt(tag string) time.Time {
 	return at.Add(r.min)
 }
 
-// record writes the first sights into st: of the versions newer than the current one, the newest
-// MaxSeenVersions. A version a source stops announcing for a while keeps its first sight.
+// record writes the first sights into st: of the versions newer than the current one, the
+// MaxSeenVersions seen first. Keeping the oldest sights guarantees progress: a source that
+// publishes faster than spec.minReleaseAge cannot push each version out before it is old enough
+// (the versions beyond the list count as seen now, and wait for a place). A version a source
+// stops announcing for a while keeps its first sight.
 func (r *releaseAge) record(st *v1alpha1.RollingUpgradeConfigStatus) {
 	cur, _ := semver.NewVersion(st.CurrentVersion)
 	type seen struct {
@@ -80,6 +83,9 @@ func (r *releaseAge) record(st *v1alpha1.RollingUpgradeConfigStatus) {
 		keep = append(keep, seen{v, tag, at})
 	}
 	slices.SortFunc(keep, func(a, b seen) int {
+		if c := a.at.Compare(b.at); c != 0 {
+			return c
+		}
 		if c := b.v.Compare(a.v); c != 0 {
 			return c
 		}

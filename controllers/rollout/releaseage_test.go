@@ -87,17 +87,28 @@ func TestFirstSightsAreKept(t *testing.T) {
 	for i := range 25 {
 		many = append(many, "1.1."+strconv.Itoa(i))
 	}
-	d := Decide(Input{Now: now, Config: cfg, Workload: deploymentAt("1.0.0", healthy), Candidates: av(append(many, "0.9.0", "latest")...)})
-	seen := d.Status.SeenVersions
-	if len(seen) != v1alpha1.MaxSeenVersions || seen[0].Version != "1.1.24" || seen[19].Version != "1.1.5" {
-		t.Fatalf("seen %v, want the newest 20, newest first", seen)
+	d := Decide(Input{Now: now, Config: cfg, Workload: deploymentAt("1.0.0", healthy), Candidates: av(append(many[:10], "0.9.0", "latest")...)})
+	if seen := d.Status.SeenVersions; len(seen) != 10 || seen[0].Version != "1.1.9" {
+		t.Fatalf("seen %v, want the 10 versions above the current one, newest first", seen)
 	}
-	// An hour later 1.1.24 is gone from the sources: it keeps its first sight; the others are old
-	// enough, and the newest of them starts.
+	// Half an hour later 15 more arrive: the first sights of the first 10 stay, 10 of the new
+	// ones take the places left, and 1.1.9 (gone from the sources meanwhile) keeps its sight.
 	cfg = next(cfg, d)
-	later := Decide(Input{Now: now.Add(time.Hour), Config: cfg, Workload: deploymentAt("1.0.0", healthy), Candidates: av(many[:24]...)})
-	if later.Outcome != OutcomeStarted || later.Status.TargetVersion != "1.1.23" || later.Status.SeenVersions[0].Version != "1.1.24" ||
-		!later.Status.SeenVersions[0].FirstSeen.Time.Equal(now) {
-		t.Errorf("an hour later: outcome %q, target %s, seen %v", later.Outcome, later.Status.TargetVersion, later.Status.SeenVersions[:2])
+	d = Decide(Input{Now: now.Add(30 * time.Minute), Config: cfg, Workload: deploymentAt("1.0.0", healthy), Candidates: av(append(many[:9], many[10:]...)...)})
+	seen := d.Status.SeenVersions
+	if len(seen) != v1alpha1.MaxSeenVersions || seen[0].Version != "1.1.9" || !seen[0].FirstSeen.Time.Equal(now) || seen[10].Version != "1.1.24" {
+		t.Fatalf("seen %v, want the oldest sights kept first", seen)
+	}
+	// An hour after the first sights those versions are old enough, and the newest of them starts
+	// although newer ones keep coming.
+	cfg = next(cfg, d)
+	later := Decide(Input{Now: now.Add(time.Hour), Config: cfg, Workload: deploymentAt("1.0.0", healthy), Candidates: av(many[:9]...)})
+	if later.Outcome != OutcomeStarted || later.Status.TargetVersion != "1.1.8" {
+		t.Errorf("an hour later: outcome %q, target %s", later.Outcome, later.Status.TargetVersion)
+	}
+	// Without minReleaseAge the first sights go.
+	cfg.Spec.MinReleaseAge = nil
+	if d := Decide(Input{Now: now, Config: cfg, Workload: deploymentAt("1.0.0", healthy), Candidates: av("1.1.0")}); d.Status.SeenVersions != nil {
+		t.Errorf("minReleaseAge removed: %v kept", d.Status.SeenVersions)
 	}
 }

@@ -15,12 +15,13 @@ type Rule struct {
 	From, To time.Time
 }
 
-// contains reports whether t falls in one of the rule's intervals, and that interval's end.
+// contains reports whether t falls in one of the rule's intervals, and the end of the earliest
+// one that holds it (intervals of a schedule that fires more often than its duration overlap).
 func (r Rule) contains(t time.Time) (bool, time.Time) {
 	if r.Every == nil {
 		return !t.Before(r.From) && t.Before(r.To), r.To
 	}
-	// The earliest fire after t-duration is the only one whose interval can hold t.
+	// The earliest fire after t-duration opens the earliest interval that can hold t.
 	f := r.Every.nextFire(t.Add(-r.Every.duration))
 	return !f.IsZero() && !f.After(t), f.Add(r.Every.duration)
 }
@@ -79,8 +80,9 @@ func NewCalendar(rules ...Rule) *Calendar {
 }
 
 // maxSteps bounds the search for an opening: each step passes one interval of a rule, and a
-// calendar that stays closed longer (a deny every minute for years) is reported as never opening.
-const maxSteps = 1000
+// calendar that stays closed longer (a deny every minute) is reported as not opening. The bound
+// keeps a tenant's calendar from costing the manager more than a fraction of a second a look.
+const maxSteps = 200
 
 // Decision is what a calendar says at one instant.
 type Decision struct {
@@ -88,12 +90,22 @@ type Decision struct {
 	// By is the rule that decided: the deny that closes it, the allow that opens it, or (closed)
 	// the allow it waits for; nil when no rule decided (no allow rules, no deny open).
 	By *Rule
-	// Next is, when closed, the earliest instant it opens (zero: not within the search); when
-	// open, the instant it closes (zero: it does not close within the search).
+	// Next is, when closed, the earliest instant it opens; zero when that is not within the search.
 	Next time.Time
 }
 
-// At says whether the calendar is open at now, which rule decides, and when that changes.
+// Open reports whether the calendar is open at now, without searching for when it opens.
+func (c *Calendar) Open(now time.Time) bool {
+	if c == nil || len(c.rules) == 0 {
+		return true
+	}
+	if deny, _ := c.denying(now); deny != nil {
+		return false
+	}
+	return !c.allows || c.allowing(now) != nil
+}
+
+// At says whether the calendar is open at now, which rule decides, and, when closed, when it opens.
 func (c *Calendar) At(now time.Time) Decision {
 	if c == nil || len(c.rules) == 0 {
 		return Decision{Open: true}
@@ -107,7 +119,7 @@ func (c *Calendar) At(now time.Time) Decision {
 		next, by := c.nextOpen(now)
 		return Decision{By: by, Next: next}
 	}
-	return Decision{Open: true, By: allow, Next: c.nextClose(now)}
+	return Decision{Open: true, By: allow}
 }
 
 // denying is a deny rule open at t, the one that ends last, and its end.
@@ -162,39 +174,4 @@ func (c *Calendar) nextOpen(t time.Time) (time.Time, *Rule) {
 		t = next
 	}
 	return time.Time{}, nil
-}
-
-// maxChain bounds the allows followed one after another to find when an open calendar closes.
-const maxChain = 100
-
-// nextClose is the earliest instant after t when the open calendar closes: a deny starts, or the
-// allows that hold it open (one after another, when they overlap) all end. Zero when neither
-// comes (no deny, and allows that chain beyond maxChain intervals or there are none).
-func (c *Calendar) nextClose(t time.Time) time.Time {
-	var denyStart time.Time
-	for _, r := range c.rules {
-		if s := r.nextStart(t); r.Deny && !s.IsZero() && (denyStart.IsZero() || s.Before(denyStart)) {
-			denyStart = s
-		}
-	}
-	if !c.allows {
-		return denyStart
-	}
-	end := t
-	for range maxChain {
-		var later time.Time
-		for _, r := range c.rules {
-			if in, e := r.contains(end); !r.Deny && in && e.After(later) {
-				later = e
-			}
-		}
-		if later.IsZero() {
-			if !denyStart.IsZero() && denyStart.Before(end) {
-				return denyStart
-			}
-			return end
-		}
-		end = later
-	}
-	return denyStart
 }
