@@ -5,12 +5,15 @@
 // The markers below are the manager's whole role (config/rbac/manager/role.yaml is generated from
 // them by `make manifests`), and nothing more than the code uses: pods are listed uncached and
 // deleted only when stuck in a StatefulSet rollback, secrets and service accounts are read only for
-// the pull credentials of a registry source (and the Git credentials a GitWriteBack names), and
-// a config is written by a patch of its metadata (never its spec) or a write of its status.
+// the pull credentials of a registry source (and the Git credentials a GitWriteBack names), a
+// namespace is read only for its labels when a RolloutCalendar picks namespaces by them, and a
+// config is written by a patch of its metadata (never its spec) or a write of its status.
 //
 // +kubebuilder:rbac:groups=rollgate.dev,resources=rollingupgradeconfigs,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups=rollgate.dev,resources=rollingupgradeconfigs/status,verbs=update;patch
 // +kubebuilder:rbac:groups=rollgate.dev,resources=gitwritebacks,verbs=get;list;watch
+// +kubebuilder:rbac:groups=rollgate.dev,resources=rolloutcalendars,verbs=get;list;watch
+// +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
 // +kubebuilder:rbac:groups=rollgate.dev,resources=applicationversions,verbs=get;list;watch
 // +kubebuilder:rbac:groups=rollgate.dev,resources=applicationversions/status,verbs=update
 // +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=get;list;watch;patch

@@ -86,12 +86,17 @@ func configsWhere(c client.Reader, index string, key func(client.Object) string)
 			ctrl.LoggerFrom(ctx).Error(err, "listing configs for an event", "index", index, "object", o.GetName())
 			return nil
 		}
-		reqs := make([]reconcile.Request, 0, len(list.Items))
-		for _, r := range list.Items {
-			reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: r.Namespace, Name: r.Name}})
-		}
-		return reqs
+		return requestsOf(&list)
 	})
+}
+
+// requestsOf are the reconcile requests of the configs in list.
+func requestsOf(list *v1alpha1.RollingUpgradeConfigList) []reconcile.Request {
+	reqs := make([]reconcile.Request, 0, len(list.Items))
+	for _, r := range list.Items {
+		reqs = append(reqs, reconcile.Request{NamespacedName: types.NamespacedName{Namespace: r.Namespace, Name: r.Name}})
+	}
+	return reqs
 }
 
 func byTarget(c client.Reader, kind v1alpha1.WorkloadKind) handler.EventHandler {

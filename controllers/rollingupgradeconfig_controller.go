@@ -35,6 +35,7 @@ type RollingUpgradeConfigReconciler struct {
 	Tags      *registry.Cache // shared registry listings
 	Metrics   MetricQuerier   // the admin's Prometheus for spec.analysis; nil: none
 	Waits     waitSlots       // the reconciles that may wait for Metrics or a registry at once
+	Calendars bool            // RolloutCalendars apply (the manager may read them)
 }
 
 // Reconcile gathers the facts, lets rollout.Decide choose, and carries out the decision.
@@ -146,6 +147,11 @@ func (r *RollingUpgradeConfigReconciler) gather(ctx context.Context, ruc *v1alph
 		in.Measurements = measure(ctx, r.Metrics, r.Waits, ruc, in.Workload, in.Now)
 	}
 	if rollout.AnnotationsOf(ruc).Step == rollout.StepIdle && ruc.DeletionTimestamp == nil {
+		if r.Calendars {
+			if in.Calendars, err = calendarsFor(ctx, r.Client, r.APIReader, ruc); err != nil {
+				return in, nil, err
+			}
+		}
 		reg := registrySource{cache: r.Tags, reader: r.APIReader}
 		if err := gatherCandidates(ctx, r.Client, reg, ruc, pod, &in); err != nil {
 			return in, nil, err
@@ -259,16 +265,19 @@ func (r *RollingUpgradeConfigReconciler) finalize(ctx context.Context, ruc *v1al
 
 // SetupWithManager watches configs (spec and annotation changes; the status is the controller's
 // own, but for the write-back's first read of the config's record in Git, and what Git took of a
-// GitFirst config), their workloads and their sources.
+// GitFirst config), their workloads, their sources and the RolloutCalendars.
 func (r *RollingUpgradeConfigReconciler) SetupWithManager(ctx context.Context, mgr ctrl.Manager) error {
 	c := mgr.GetClient()
-	return ctrl.NewControllerManagedBy(mgr).
+	b := ctrl.NewControllerManagedBy(mgr).
 		Named("rollingupgradeconfig").
 		For(&v1alpha1.RollingUpgradeConfig{}, builder.WithPredicates(
 			predicate.Or[client.Object](predicate.GenerationChangedPredicate{}, predicate.AnnotationChangedPredicate{}, gitRecordRead, gitWritten))).
 		Watches(&appsv1.Deployment{}, byTarget(c, v1alpha1.KindDeployment)).
 		Watches(&appsv1.StatefulSet{}, byTarget(c, v1alpha1.KindStatefulSet)).
 		Watches(&v1alpha1.ApplicationVersion{}, byName(c, indexApplicationVersion)).
-		Watches(&corev1.ConfigMap{}, byName(c, indexConfigMap)).
-		Complete(r)
+		Watches(&corev1.ConfigMap{}, byName(c, indexConfigMap))
+	if r.Calendars {
+		b = b.Watches(&v1alpha1.RolloutCalendar{}, byCalendar(c), builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+	}
+	return b.Complete(r)
 }

@@ -40,6 +40,9 @@ type Config struct {
 	// Metrics is the cluster admin's Prometheus that spec.analysis queries; nil: none, and a
 	// config with an analysis starts no version.
 	Metrics MetricQuerier
+	// Calendars: RolloutCalendars apply; the manager watches them (cluster-wide) and reads the
+	// labels of the namespaces they select by. Off for a manager without cluster-wide rights.
+	Calendars bool
 	// Concurrency is the workers of each controller; half of the engine's may wait for Metrics or
 	// a registry look-up at once.
 	Concurrency int
@@ -73,7 +76,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 	}
 	if slices.Contains(cfg.Controllers, ControllerRollout) {
 		r := &RollingUpgradeConfigReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
-			Recorder: recorder, Clock: cfg.Clock, Metrics: cfg.Metrics, Waits: newWaitSlots(cfg.Concurrency),
+			Recorder: recorder, Clock: cfg.Clock, Metrics: cfg.Metrics, Waits: newWaitSlots(cfg.Concurrency), Calendars: cfg.Calendars,
 			Tags: &registry.Cache{Lister: cfg.Tags, Clock: cfg.Clock}}
 		if err := r.SetupWithManager(ctx, mgr); err != nil {
 			return err

@@ -4,6 +4,8 @@ package e2e
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -36,5 +38,53 @@ func TestScenarioAFreezeWithKubectl(t *testing.T) {
 	}
 
 	mustKubectl(t, "-n", s.ns, "patch", "ruc", "app", "--type=json", "-p", `[{"op":"remove","path":"/spec/windows"}]`)
+	s.completed("1.1.0", 1, time.Minute)
+}
+
+// TestScenarioARolloutCalendarFreezesWhatItPicks: the cluster admin's RolloutCalendar freezes the
+// configs its selectors pick (the namespace by a label, the configs by theirs), and no other: of
+// two configs in one namespace, the picked one is held, naming the calendar, the other rolls out;
+// deleting the calendar lets the held one go.
+func TestScenarioARolloutCalendarFreezesWhatItPicks(t *testing.T) {
+	inNamespaceOnly(t)
+	s := newScenario(t, "rcal")
+	mustKubectl(t, "label", "namespace", s.ns, "rollgate-e2e/calendar="+s.ns)
+	other := appVersion("1.0.0")
+	other.Name = "other"
+	s.create(deployment(s.ns, "app", img("1.0.0"), 1), deployment(s.ns, "other", img("1.0.0"), 1), appVersion("1.0.0"), other,
+		config(func(c *v1alpha1.RollingUpgradeConfig) { c.Labels = map[string]string{"team": "payments"} }),
+		config(func(c *v1alpha1.RollingUpgradeConfig) {
+			c.Name, c.Spec.TargetRef.Name, c.Spec.Sources[0].ApplicationVersion.Name = "other", "other", "other"
+		}))
+	end := time.Now().UTC().Add(time.Hour).Truncate(time.Second)
+	calendar := "freeze-" + s.ns
+	file := filepath.Join(t.TempDir(), "calendar.yaml")
+	if err := os.WriteFile(file, []byte(fmt.Sprintf(`apiVersion: rollgate.dev/v1alpha1
+kind: RolloutCalendar
+metadata: {name: %s}
+spec:
+  namespaceSelector: {matchLabels: {rollgate-e2e/calendar: %s}}
+  selector: {matchLabels: {team: payments}}
+  windows:
+  - {name: payments-freeze, type: Deny, start: %q, end: %q}
+`, calendar, s.ns, time.Now().UTC().Add(-time.Minute).Format(time.RFC3339), end.Format(time.RFC3339))), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustKubectl(t, "apply", "-f", file)
+	t.Cleanup(func() { _, _ = kubectl(t, "delete", "--ignore-not-found", "rolloutcalendar", calendar) })
+	s.start()
+	for _, name := range []string{"app", "other"} {
+		waitNamed(t, s.ns, name, time.Minute, "1.0.0 recorded", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.0.0" })
+		announceNamed(t, s.ns, name, "1.1.0")
+	}
+	waitNamed(t, s.ns, "other", time.Minute, "other completed", func(c *v1alpha1.RollingUpgradeConfig) bool {
+		return inPhase(c, v1alpha1.PhaseCompleted) && c.Status.CurrentVersion == "1.1.0"
+	})
+	c := s.waitConfig(time.Minute, "app frozen by the calendar", readyReason(v1alpha1.ReasonFrozen,
+		"1.1.0 held until "+end.Format(time.RFC3339)+" (window payments-freeze of RolloutCalendar "+calendar+", which denies"))
+	if c.Status.Phase != v1alpha1.PhasePending || s.countEvents(v1alpha1.EventUpdateStarting) != 0 {
+		t.Fatalf("under the calendar's freeze: %s", describeConfig(c))
+	}
+	mustKubectl(t, "delete", "rolloutcalendar", calendar)
 	s.completed("1.1.0", 1, time.Minute)
 }

@@ -21,7 +21,7 @@ func installCRDs(t *testing.T) {
 	// created, by this test or one running beside it): ask again until it waits.
 	eventually(t, time.Minute, "the CRDs are established", func(context.Context) (bool, string, error) {
 		out, err := kubectl(t, "wait", "--for=condition=Established", "--timeout=30s",
-			"crd/rollingupgradeconfigs.rollgate.dev", "crd/applicationversions.rollgate.dev", "crd/gitwritebacks.rollgate.dev")
+			"crd/rollingupgradeconfigs.rollgate.dev", "crd/applicationversions.rollgate.dev", "crd/gitwritebacks.rollgate.dev", "crd/rolloutcalendars.rollgate.dev")
 		return err == nil, out, nil
 	})
 }

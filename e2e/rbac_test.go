@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -117,7 +118,7 @@ func applyRBAC(t *testing.T, in install, watched, other string) []string {
 				t.Fatal(err)
 			}
 			for _, a := range d.Spec.Template.Spec.Containers[0].Args {
-				if strings.HasPrefix(a, "--namespace=") {
+				if strings.HasPrefix(a, "--namespace=") || strings.HasPrefix(a, "--calendars=") {
 					args = append(args, a)
 				}
 			}
@@ -129,8 +130,9 @@ func applyRBAC(t *testing.T, in install, watched, other string) []string {
 	}
 	mustKubectl(t, "apply", "-f", file)
 	t.Cleanup(func() { _, _ = kubectl(t, "delete", "--ignore-not-found", "--wait=false", "-f", file) })
-	if in.namespaced && (len(args) != 1 || args[0] != "--namespace="+watched+","+other) {
-		t.Fatalf("the namespaced install's manager flags are %v, want --namespace naming its Roles' namespaces", args)
+	// The namespaced install reads nothing cluster-scoped: no RolloutCalendars either.
+	if in.namespaced && !slices.Equal(args, []string{"--namespace=" + watched + "," + other, "--calendars=false"}) {
+		t.Fatalf("the namespaced install's manager flags are %v, want --namespace naming its Roles' namespaces and --calendars=false", args)
 	}
 	return args
 }
@@ -257,6 +259,10 @@ var rbacRows = []rbacRow{
 	{verb: "update", group: "rollgate.dev", resource: "applicationversions"},
 	{verb: "watch", group: "rollgate.dev", resource: "gitwritebacks"},
 	{verb: "update", group: "rollgate.dev", resource: "gitwritebacks"},
+	{verb: "watch", group: "rollgate.dev", resource: "rolloutcalendars"},
+	{verb: "update", group: "rollgate.dev", resource: "rolloutcalendars"},
+	{verb: "get", resource: "namespaces"},
+	{verb: "update", resource: "namespaces"},
 	{verb: "watch", group: "apps", resource: "deployments"},
 	{verb: "patch", group: "apps", resource: "deployments"},
 	{verb: "patch", group: "apps", resource: "statefulsets"},

@@ -72,14 +72,15 @@ func TestIntegrationCRDsAreServedWithNamesAndCategory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := map[string]string{"rollingupgradeconfigs": "ruc", "applicationversions": "appver", "gitwritebacks": "gwb"}
+	want := map[string]string{"rollingupgradeconfigs": "ruc", "applicationversions": "appver", "gitwritebacks": "gwb", "rolloutcalendars": "rcal"}
 	for _, r := range list.APIResources {
 		short, ok := want[r.Name]
 		if !ok {
 			continue
 		}
 		delete(want, r.Name)
-		if !r.Namespaced || !slices.Equal(r.ShortNames, []string{short}) || !slices.Contains(r.Categories, "rollgate") {
+		// A calendar is the cluster admin's: cluster-scoped; the others are a tenant's.
+		if r.Namespaced == (r.Name == "rolloutcalendars") || !slices.Equal(r.ShortNames, []string{short}) || !slices.Contains(r.Categories, "rollgate") {
 			t.Errorf("%s: namespaced=%v shortNames=%v categories=%v", r.Name, r.Namespaced, r.ShortNames, r.Categories)
 		}
 	}

@@ -1,6 +1,7 @@
 // Package v1alpha1 holds the rollgate.dev/v1alpha1 API: RollingUpgradeConfig, which says how and when
 // a workload may move to a newer image, ApplicationVersion, the version signal Renovate bumps in Git,
-// and GitWriteBack, the Git branch configs write their outcomes to.
+// GitWriteBack, the Git branch configs write their outcomes to, and RolloutCalendar, the cluster
+// admin's windows and freezes over many configs.
 //
 // +kubebuilder:object:generate=true
 // +groupName=rollgate.dev
@@ -19,7 +20,8 @@ var (
 	// SchemeBuilder registers the rollgate types with a runtime.Scheme.
 	SchemeBuilder = runtime.NewSchemeBuilder(func(s *runtime.Scheme) error {
 		s.AddKnownTypes(GroupVersion, &RollingUpgradeConfig{}, &RollingUpgradeConfigList{},
-			&ApplicationVersion{}, &ApplicationVersionList{}, &GitWriteBack{}, &GitWriteBackList{})
+			&ApplicationVersion{}, &ApplicationVersionList{}, &GitWriteBack{}, &GitWriteBackList{},
+			&RolloutCalendar{}, &RolloutCalendarList{})
 		metav1.AddToGroupVersion(s, GroupVersion)
 		return nil
 	})

@@ -81,7 +81,7 @@ func newManager(ctx context.Context, cfg *rest.Config, o options) (ctrl.Manager,
 		return nil, err
 	}
 	if err := controllers.Setup(ctx, mgr, controllers.Config{Controllers: o.Controllers, Clock: clock.RealClock{},
-		Tags: o.registry(), Shard: o.Shard, CacheTrim: trim, Metrics: prom, Concurrency: o.Concurrency}); err != nil {
+		Tags: o.registry(), Shard: o.Shard, CacheTrim: trim, Metrics: prom, Concurrency: o.Concurrency, Calendars: o.Calendars}); err != nil {
 		return nil, fmt.Errorf("setting up the controllers: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {

@@ -39,6 +39,7 @@ type options struct {
 	RegistryAllow           registry.AddressPolicy
 	GitAllow                registry.AddressPolicy
 	Prometheus              controllers.PrometheusOptions
+	Calendars               bool
 	zap                     zap.Options
 }
 
@@ -98,6 +99,9 @@ func parseOptions(args []string) (options, error) {
 	fs.StringVar(&gitAllow, "git-allow", "",
 		"Comma-separated CIDRs, addresses or host names the manager may write Git repositories to although they are "+
 			"loopback, link-local or a cloud metadata service, which are refused by default (spec.url of a GitWriteBack).")
+	fs.BoolVar(&o.Calendars, "calendars", true,
+		"Apply RolloutCalendars (cluster-scoped): the manager watches them and reads the labels of the namespaces they "+
+			"select by. Turn off for a manager without cluster-wide rights (config/namespaced), which cannot read them.")
 	fs.StringVar(&o.Prometheus.URL, "prometheus-url", "",
 		"Address of the Prometheus HTTP API that spec.analysis queries, e.g. http://prometheus.monitoring:9090. "+
 			"Default: none, and a config with an analysis starts no version. Every config's queries go to it: give "+

@@ -107,3 +107,23 @@ func TestAHoldThroughAFreezeIsAnnouncedOnce(t *testing.T) {
 		t.Errorf("a calendar that does not open: next window %v, next look %s, Ready %+v", d.Status.NextWindow, d.RequeueAfter, r)
 	}
 }
+
+// The windows of the RolloutCalendars that pick a config join its own: the admin's freeze holds
+// the tenant's version, named with its calendar.
+func TestARolloutCalendarJoinsTheConfigsWindows(t *testing.T) {
+	holidays := &v1alpha1.RolloutCalendar{ObjectMeta: metav1.ObjectMeta{Name: "holidays"},
+		Spec: v1alpha1.RolloutCalendarSpec{Windows: []v1alpha1.CalendarWindow{freeze("xmas", now.Add(-time.Hour), now.Add(72*time.Hour))}}}
+	d := Decide(Input{Now: now, Config: config(current("1.0.0")), Workload: deploymentAt("1.0.0", healthy), Candidates: av("1.1.0"),
+		Calendars: []*v1alpha1.RolloutCalendar{holidays}})
+	if r := condition(d, meta.ReadyCondition); d.Outcome != OutcomeNone || r.Reason != v1alpha1.ReasonFrozen ||
+		!strings.Contains(r.Message, "(window xmas of RolloutCalendar holidays, which denies") {
+		t.Errorf("outcome %q, Ready %+v; want held by the calendar's freeze", d.Outcome, r)
+	}
+	bad := holidays.DeepCopy()
+	bad.Spec.Windows = []v1alpha1.CalendarWindow{{Name: "feb30", Schedule: "0 3 30 2 *", Duration: &metav1.Duration{Duration: time.Hour}}}
+	d = Decide(Input{Now: now, Config: config(current("1.0.0")), Workload: deploymentAt("1.0.0", healthy), Candidates: av("1.1.0"),
+		Calendars: []*v1alpha1.RolloutCalendar{bad}})
+	if r := condition(d, meta.ReadyCondition); d.Outcome != OutcomeNone || !strings.Contains(r.Message, "RolloutCalendar holidays, window feb30") {
+		t.Errorf("a calendar that cannot be read: outcome %q, Ready %+v; want nothing started, the calendar named", d.Outcome, r)
+	}
+}

@@ -22,7 +22,7 @@ import (
 // idle decides whether to start a rollout, and if not, why. Each step handles what it cannot know
 // first and returns false when the decision is made.
 func idle(d *Decision, in Input) {
-	policy, calendar, ok := parseSpec(d, in.Config.Spec, in.Now)
+	policy, calendar, ok := parseSpec(d, in)
 	if !ok || !analysisReady(d, in) {
 		return
 	}
@@ -44,9 +44,10 @@ func idle(d *Decision, in Input) {
 	gate(d, in, w, calendar, choice)
 }
 
-// parseSpec parses the constraint and the calendar (the maintenance window and spec.windows); a
-// bad one stalls the config.
-func parseSpec(d *Decision, spec v1alpha1.RollingUpgradeConfigSpec, now time.Time) (*version.Policy, *window.Calendar, bool) {
+// parseSpec parses the constraint and the calendar (the maintenance window, spec.windows and the
+// windows of the RolloutCalendars that pick the config); a bad one stalls the config.
+func parseSpec(d *Decision, in Input) (*version.Policy, *window.Calendar, bool) {
+	spec, now := in.Config.Spec, in.Now
 	policy, err := version.NewPolicy(spec.VersionConstraint)
 	if err != nil {
 		d.stalled(v1alpha1.EventInvalidSpec, "spec.versionConstraint: %v", err)
@@ -65,25 +66,42 @@ func parseSpec(d *Decision, spec v1alpha1.RollingUpgradeConfigSpec, now time.Tim
 		rules = append(rules, window.Rule{Every: win})
 	}
 	for _, cw := range spec.Windows {
-		r := window.Rule{Name: cw.Name, Deny: cw.Type == v1alpha1.WindowDeny}
-		switch {
-		case cw.Schedule != "":
-			r.Every, err = window.Parse(cw.Schedule, durationOf(cw.Duration), cw.TimeZone)
-			if err == nil {
-				err = r.Every.Check(now)
-			}
-		case cw.Start != nil && cw.End != nil && cw.Start.Before(cw.End):
-			r.From, r.To = cw.Start.Time, cw.End.Time
-		default:
-			err = errors.New("a window is either recurring (schedule and duration) or one-off (start before end)")
-		}
+		r, err := calendarRule(cw, cw.Name, now)
 		if err != nil {
 			d.stalled(v1alpha1.EventInvalidSpec, "spec.windows[%s]: %v", cw.Name, err)
 			return nil, nil, false
 		}
 		rules = append(rules, r)
 	}
+	for _, cal := range in.Calendars {
+		for _, cw := range cal.Spec.Windows {
+			r, err := calendarRule(cw, cw.Name+" of RolloutCalendar "+cal.Name, now)
+			if err != nil {
+				d.stalled(v1alpha1.EventInvalidSpec, "RolloutCalendar %s, window %s: %v (the cluster admin's: until it is fixed, no version starts)", cal.Name, cw.Name, err)
+				return nil, nil, false
+			}
+			rules = append(rules, r)
+		}
+	}
 	return policy, window.NewCalendar(rules...), true
+}
+
+// calendarRule is the rule of one calendar window, named name in messages.
+func calendarRule(cw v1alpha1.CalendarWindow, name string, now time.Time) (window.Rule, error) {
+	r := window.Rule{Name: name, Deny: cw.Type == v1alpha1.WindowDeny}
+	var err error
+	switch {
+	case cw.Schedule != "":
+		r.Every, err = window.Parse(cw.Schedule, durationOf(cw.Duration), cw.TimeZone)
+		if err == nil {
+			err = r.Every.Check(now)
+		}
+	case cw.Start != nil && cw.End != nil && cw.Start.Before(cw.End):
+		r.From, r.To = cw.Start.Time, cw.End.Time
+	default:
+		err = errors.New("a window is either recurring (schedule and duration) or one-off (start before end)")
+	}
+	return r, err
 }
 
 func durationOf(d *metav1.Duration) time.Duration {

@@ -45,6 +45,8 @@ type Input struct {
 	Prometheus bool
 	// Measurements answer the metric checks due at Now (MeasurementsDue), by check name.
 	Measurements map[string]analysis.Measurement
+	// Calendars are the RolloutCalendars that pick the config; their windows join its own.
+	Calendars []*v1alpha1.RolloutCalendar
 	// Image is the registry's answer about the image a decision asked for (Decision.LookUp),
 	// for spec.checkImage and spec.pinDigest; nil before it asked.
 	Image *ImageLookup

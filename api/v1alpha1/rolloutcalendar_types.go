@@ -1,0 +1,52 @@
+package v1alpha1
+
+import (
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// RolloutCalendarSpec says which configs a calendar applies to and its windows.
+type RolloutCalendarSpec struct {
+	// NamespaceSelector picks the namespaces whose configs the calendar applies to, by the
+	// namespaces' labels. Absent: every namespace.
+	// +optional
+	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
+
+	// Selector picks the configs it applies to, by their labels. Absent: every config (of the
+	// namespaces picked).
+	// +optional
+	Selector *metav1.LabelSelector `json:"selector,omitempty"`
+
+	// Windows are added to the calendar of each config picked, as if in its spec.windows: a deny
+	// window freezes them all (a deny wins over every allow), an allow window restricts them all
+	// to its times. Only starts are gated; a rollback is never held.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=32
+	// +listType=map
+	// +listMapKey=name
+	// +required
+	Windows []CalendarWindow `json:"windows"`
+}
+
+// RolloutCalendar applies allow and deny windows (holidays, release days, incidents) to every
+// RollingUpgradeConfig its selectors pick. It is cluster-scoped: the cluster admin's, not a
+// tenant's.
+//
+// +kubebuilder:object:root=true
+// +kubebuilder:resource:scope=Cluster,shortName=rcal,categories=rollgate
+// +kubebuilder:printcolumn:name="Windows",type=integer,JSONPath=`.spec.windows.length()`,priority=1
+// +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
+type RolloutCalendar struct {
+	metav1.TypeMeta   `json:",inline"`
+	metav1.ObjectMeta `json:"metadata,omitempty"`
+
+	Spec RolloutCalendarSpec `json:"spec"`
+}
+
+// RolloutCalendarList is a list of RolloutCalendars.
+//
+// +kubebuilder:object:root=true
+type RolloutCalendarList struct {
+	metav1.TypeMeta `json:",inline"`
+	metav1.ListMeta `json:"metadata,omitempty"`
+	Items           []RolloutCalendar `json:"items"`
+}
