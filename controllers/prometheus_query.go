@@ -13,9 +13,11 @@ import (
 	"github.com/prometheus/common/model"
 )
 
-// MetricQuerier answers a PromQL instant query with one number.
+// MetricQuerier answers a PromQL instant query with one number (spec.analysis), or with how many
+// series it returns (a RolloutCalendar's freezeWhile).
 type MetricQuerier interface {
 	Query(ctx context.Context, query string, at time.Time) (float64, error)
+	Series(ctx context.Context, query string, at time.Time) (int, error)
 }
 
 // PrometheusOptions are the cluster admin's settings of the Prometheus that spec.analysis queries.
@@ -85,6 +87,30 @@ func (p *Prometheus) Query(ctx context.Context, query string, at time.Time) (flo
 		return 0, err
 	}
 	return oneNumber(v)
+}
+
+// Series evaluates query at at and returns how many series it returns; a scalar counts as one
+// unless it is 0.
+func (p *Prometheus) Series(ctx context.Context, query string, at time.Time) (int, error) {
+	if p.timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, p.timeout)
+		defer cancel()
+	}
+	v, _, _, err := p.api.Query(ctx, query, at)
+	if err != nil {
+		return 0, err
+	}
+	switch v := v.(type) {
+	case model.Vector:
+		return len(v), nil
+	case *model.Scalar:
+		if v.Value == 0 {
+			return 0, nil
+		}
+		return 1, nil
+	}
+	return 0, fmt.Errorf("the query returned a %s; it must return a vector", v.Type())
 }
 
 // oneNumber is the number a query result holds.

@@ -72,21 +72,61 @@ func (r *RollingUpgradeConfigReconciler) Reconcile(ctx context.Context, req ctrl
 	return ctrl.Result{RequeueAfter: d.RequeueAfter}, nil
 }
 
-// decide lets rollout.Decide choose, and asks the registry first when the decision needs its word
-// on an image (spec.checkImage, spec.pinDigest).
+// decide lets rollout.Decide choose, and answers what a decision asks first: a RolloutCalendar's
+// freezeWhile queries, the registry's word on an image (spec.checkImage, spec.pinDigest). Each is
+// asked at most once, then the decision is made again with the answer.
 func (r *RollingUpgradeConfigReconciler) decide(ctx context.Context, in rollout.Input, w *workload) rollout.Decision {
 	d := rollout.Decide(in)
-	if d.LookUp == "" || w == nil {
-		return d
+	for range 2 {
+		switch {
+		case d.AskFreezes && in.Freezes == nil:
+			in.Freezes = r.askFreezes(ctx, in)
+		case d.LookUp != "" && in.Image == nil && w != nil:
+			in.Image = r.lookUp(ctx, in, w, d.LookUp)
+		default:
+			return d
+		}
+		d = rollout.Decide(in)
 	}
+	return d
+}
+
+// askFreezes answers the freezeWhile queries of the config's calendars.
+func (r *RollingUpgradeConfigReconciler) askFreezes(ctx context.Context, in rollout.Input) map[string]rollout.FreezeAnswer {
+	out := map[string]rollout.FreezeAnswer{}
 	if !r.Waits.take() {
-		in.Image = &rollout.ImageLookup{Image: d.LookUp, Problem: "not looked up: " + allWaiting}
-	} else {
-		reg := registrySource{cache: r.Tags, reader: r.APIReader}
-		in.Image = reg.lookUp(ctx, in.Config, w.podSpec(), d.LookUp)
-		r.Waits.give()
+		for _, cal := range in.Calendars {
+			for _, q := range cal.Spec.FreezeWhile {
+				out[cal.Name+"/"+q.Name] = rollout.FreezeAnswer{Problem: allWaiting}
+			}
+		}
+		return out
 	}
-	return rollout.Decide(in)
+	defer r.Waits.give()
+	for _, cal := range in.Calendars {
+		for _, q := range cal.Spec.FreezeWhile {
+			a := rollout.FreezeAnswer{Problem: errNoPrometheus}
+			if r.Metrics != nil {
+				n, err := r.Metrics.Series(ctx, q.Query, in.Now)
+				a = rollout.FreezeAnswer{Series: n}
+				if err != nil {
+					a.Problem = err.Error()
+				}
+			}
+			out[cal.Name+"/"+q.Name] = a
+		}
+	}
+	return out
+}
+
+// lookUp asks the registry about img, within a wait slot.
+func (r *RollingUpgradeConfigReconciler) lookUp(ctx context.Context, in rollout.Input, w *workload, img string) *rollout.ImageLookup {
+	if !r.Waits.take() {
+		return &rollout.ImageLookup{Image: img, Problem: "not looked up: " + allWaiting}
+	}
+	defer r.Waits.give()
+	reg := registrySource{cache: r.Tags, reader: r.APIReader}
+	return reg.lookUp(ctx, in.Config, w.podSpec(), img)
 }
 
 // reportPanic turns a panic in one config's reconcile into an error for that config alone (retried

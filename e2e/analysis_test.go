@@ -23,11 +23,14 @@ import (
 
 // trafficExporter plays an application's request metrics: every 100 ms each version it knows
 // serves 10 requests, of which the share the test set fails with code 500. It serves
-// demo_http_requests_total{namespace, version, code} on /metrics until the test ends.
+// demo_http_requests_total{namespace, version, code} and demo_incident_open{namespace} on
+// /metrics until the test ends.
 type trafficExporter struct {
 	addr     string
 	mu       sync.Mutex
 	failures map[string]float64 // version -> share of requests that fail
+	// incident is demo_incident_open{namespace}: 1 while the test plays an open incident.
+	incident prometheus.Gauge
 }
 
 func startTrafficExporter(t *testing.T, ns string, failures map[string]float64) *trafficExporter {
@@ -36,7 +39,9 @@ func startTrafficExporter(t *testing.T, ns string, failures map[string]float64) 
 	reg := prometheus.NewRegistry()
 	requests := prometheus.NewCounterVec(prometheus.CounterOpts{Name: "demo_http_requests_total", Help: "Requests served, by version and code."},
 		[]string{"namespace", "version", "code"})
-	reg.MustRegister(requests)
+	incidents := prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: "demo_incident_open", Help: "1 while an incident is open."}, []string{"namespace"})
+	reg.MustRegister(requests, incidents)
+	e.incident = incidents.WithLabelValues(ns)
 	for v := range failures {
 		// Both series exist from the start: a version without failures has a rate of 0, not no data.
 		requests.WithLabelValues(ns, v, "200")

@@ -88,3 +88,44 @@ spec:
 	mustKubectl(t, "delete", "rolloutcalendar", calendar)
 	s.completed("1.1.0", 1, time.Minute)
 }
+
+// TestScenarioAFiringAlertStopsTheLine: a RolloutCalendar freezes the configs it picks while its
+// freezeWhile query returns a series in a real Prometheus, which scrapes an exporter the test
+// controls: with the incident open, an announced version is held; once it closes, the version
+// rolls out (looked at again every minute).
+func TestScenarioAFiringAlertStopsTheLine(t *testing.T) {
+	inNamespaceOnly(t)
+	s := newScenario(t, "incident")
+	exporter := startTrafficExporter(t, s.ns, nil)
+	prom := startPrometheus(t, exporter.addr)
+	exporter.incident.Set(1)
+	mustKubectl(t, "label", "namespace", s.ns, "rollgate-e2e/calendar="+s.ns)
+	calendar := "incidents-" + s.ns
+	file := filepath.Join(t.TempDir(), "calendar.yaml")
+	query := `demo_incident_open{namespace="` + s.ns + `"} > 0`
+	if err := os.WriteFile(file, []byte(fmt.Sprintf(`apiVersion: rollgate.dev/v1alpha1
+kind: RolloutCalendar
+metadata: {name: %s}
+spec:
+  namespaceSelector: {matchLabels: {rollgate-e2e/calendar: %s}}
+  freezeWhile:
+  - {name: open-incident, query: '%s'}
+`, calendar, s.ns, query)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustKubectl(t, "apply", "-f", file)
+	t.Cleanup(func() { _, _ = kubectl(t, "delete", "--ignore-not-found", "rolloutcalendar", calendar) })
+	s.create(deployment(s.ns, "app", img("1.0.0"), 1), appVersion("1.0.0"), config())
+	s.start("--prometheus-url=http://" + prom.addr)
+	s.waitConfig(time.Minute, "the running version is recorded", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.0.0" })
+	prom.waitQuery(t, query, func(v float64) bool { return v == 1 })
+
+	s.announce("1.1.0")
+	c := s.waitConfig(time.Minute, "1.1.0 frozen by the incident", readyReason(v1alpha1.ReasonFrozen,
+		"1.1.0 held: freeze open-incident of RolloutCalendar "+calendar+" holds while "+query+" returns a series, and it does"))
+	if c.Status.Phase != v1alpha1.PhasePending || s.countEvents(v1alpha1.EventUpdateStarting) != 0 {
+		t.Fatalf("during the incident: %s", describeConfig(c))
+	}
+	exporter.incident.Set(0)
+	s.completed("1.1.0", 1, 2*time.Minute)
+}

@@ -432,3 +432,19 @@ func toTyped(t *testing.T, u *unstructured.Unstructured, into any) {
 	t.Helper()
 	must(t, runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into))
 }
+
+// A RolloutCalendar is cluster-scoped and needs windows or freezes.
+func TestIntegrationRolloutCalendars(t *testing.T) {
+	cal := func(name string, spec map[string]any) *unstructured.Unstructured {
+		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": v1alpha1.GroupVersion.String(), "kind": "RolloutCalendar",
+			"metadata": map[string]any{"name": name}, "spec": spec}}
+	}
+	if err := k8s.Create(context.Background(), cal("empty", map[string]any{})); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "a calendar needs windows, freezeWhile or both") {
+		t.Errorf("an empty calendar: %v", err)
+	}
+	ok := cal("ops", map[string]any{"freezeWhile": []any{map[string]any{"name": "sev1", "query": `ALERTS{severity="critical"}`}}})
+	must(t, k8s.Create(context.Background(), ok))
+	if ok.GetNamespace() != "" {
+		t.Errorf("a calendar in namespace %q, want cluster-scoped", ok.GetNamespace())
+	}
+}

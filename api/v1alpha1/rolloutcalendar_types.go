@@ -4,7 +4,8 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// RolloutCalendarSpec says which configs a calendar applies to and its windows.
+// RolloutCalendarSpec says which configs a calendar applies to, its windows and its freezes.
+// +kubebuilder:validation:XValidation:rule="has(self.windows) || has(self.freezeWhile)",message="a calendar needs windows, freezeWhile or both"
 type RolloutCalendarSpec struct {
 	// NamespaceSelector picks the namespaces whose configs the calendar applies to, by the
 	// namespaces' labels. Absent: every namespace.
@@ -19,12 +20,38 @@ type RolloutCalendarSpec struct {
 	// Windows are added to the calendar of each config picked, as if in its spec.windows: a deny
 	// window freezes them all (a deny wins over every allow), an allow window restricts them all
 	// to its times. Only starts are gated; a rollback is never held.
-	// +kubebuilder:validation:MinItems=1
 	// +kubebuilder:validation:MaxItems=32
 	// +listType=map
 	// +listMapKey=name
+	// +optional
+	Windows []CalendarWindow `json:"windows,omitempty"`
+
+	// FreezeWhile freezes the configs picked while one of these PromQL queries returns a series,
+	// in the manager's Prometheus (--prometheus-url): a firing alert stops the line, e.g.
+	// ALERTS{alertstate="firing",severity="critical"}. A query that cannot be answered freezes
+	// too: a freeze nobody can check is kept.
+	// +kubebuilder:validation:MaxItems=8
+	// +listType=map
+	// +listMapKey=name
+	// +optional
+	FreezeWhile []FreezeQuery `json:"freezeWhile,omitempty"`
+}
+
+// FreezeQuery is a PromQL query whose series, while there are any, freeze rollouts.
+type FreezeQuery struct {
+	// Name of the freeze, in messages.
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=63
+	// +kubebuilder:validation:Pattern=`^[a-z0-9]([-a-z0-9]*[a-z0-9])?$`
 	// +required
-	Windows []CalendarWindow `json:"windows"`
+	Name string `json:"name"`
+
+	// Query is an instant PromQL query: rollouts are frozen while it returns one series or more
+	// (a scalar freezes unless it is 0).
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=4096
+	// +required
+	Query string `json:"query"`
 }
 
 // RolloutCalendar applies allow and deny windows (holidays, release days, incidents) to every

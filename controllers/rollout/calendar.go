@@ -1,6 +1,8 @@
 package rollout
 
 import (
+	"fmt"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -47,4 +49,40 @@ func heldByCalendar(d *Decision, in Input, tag string, cal window.Decision) {
 	}
 	st.Phase, st.TargetVersion = v1alpha1.PhasePending, tag
 	d.ready(reason, "%s held until %s (%s)", tag, until, by)
+}
+
+// FreezeRecheck is how often a version held by a calendar's freezeWhile is looked at again.
+const FreezeRecheck = time.Minute
+
+// frozenWhile holds a version about to start while a freezeWhile query of a calendar that picks
+// the config returns a series, or cannot be answered (a freeze nobody can check is kept). It
+// reports whether the version is held, or the decision waits for the answers (AskFreezes).
+func frozenWhile(d *Decision, in Input, tag string) bool {
+	var held []string
+	for _, cal := range in.Calendars {
+		for _, q := range cal.Spec.FreezeWhile {
+			if in.Freezes == nil {
+				d.AskFreezes = true
+				return true
+			}
+			a := in.Freezes[cal.Name+"/"+q.Name]
+			switch {
+			case a.Problem != "":
+				held = append(held, fmt.Sprintf("freeze %s of RolloutCalendar %s cannot be checked (%s), so it is kept", q.Name, cal.Name, a.Problem))
+			case a.Series > 0:
+				held = append(held, fmt.Sprintf("freeze %s of RolloutCalendar %s holds while %s returns a series, and it does", q.Name, cal.Name, q.Query))
+			}
+		}
+	}
+	if len(held) == 0 {
+		return false
+	}
+	st := &d.Status
+	if !heldBefore(d, tag, v1alpha1.EventVersionHeld) && !heldBefore(d, tag, v1alpha1.ReasonFrozen) {
+		d.event(WriteStatus, corev1.EventTypeNormal, v1alpha1.EventVersionHeld, "%s held: %s", tag, strings.Join(held, "; "))
+	}
+	st.Phase, st.TargetVersion, st.NextWindow = v1alpha1.PhasePending, tag, nil
+	d.ready(v1alpha1.ReasonFrozen, "%s held: %s; looked at again every %s", tag, strings.Join(held, "; "), FreezeRecheck)
+	d.RequeueAfter = FreezeRecheck
+	return true
 }

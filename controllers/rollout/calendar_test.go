@@ -127,3 +127,39 @@ func TestARolloutCalendarJoinsTheConfigsWindows(t *testing.T) {
 		t.Errorf("a calendar that cannot be read: outcome %q, Ready %+v; want nothing started, the calendar named", d.Outcome, r)
 	}
 }
+
+// A calendar's freezeWhile holds a start while its query returns a series, or cannot be answered;
+// the decision asks for the answers only when it is about to start a version.
+func TestAFreezeWhileAQueryReturnsSeries(t *testing.T) {
+	ops := &v1alpha1.RolloutCalendar{ObjectMeta: metav1.ObjectMeta{Name: "ops"},
+		Spec: v1alpha1.RolloutCalendarSpec{FreezeWhile: []v1alpha1.FreezeQuery{{Name: "sev1", Query: `ALERTS{severity="critical"}`}}}}
+	in := func(freezes map[string]FreezeAnswer, cands []Candidate) Input {
+		return Input{Now: now, Config: config(current("1.0.0")), Workload: deploymentAt("1.0.0", healthy), Candidates: cands,
+			Calendars: []*v1alpha1.RolloutCalendar{ops}, Freezes: freezes}
+	}
+	if d := Decide(in(nil, av("1.0.0"))); d.AskFreezes {
+		t.Error("nothing to start, yet the freezes were asked")
+	}
+	if d := Decide(in(nil, av("1.1.0"))); !d.AskFreezes || d.Outcome != OutcomeNone {
+		t.Fatalf("about to start: asks %v, outcome %q; want the freezes asked first", d.AskFreezes, d.Outcome)
+	}
+	for _, tc := range []struct {
+		name   string
+		answer FreezeAnswer
+		want   string // in Ready's message; "" when it starts
+	}{
+		{name: "no series: starts", answer: FreezeAnswer{}},
+		{name: "a firing alert: held", answer: FreezeAnswer{Series: 2},
+			want: `1.1.0 held: freeze sev1 of RolloutCalendar ops holds while ALERTS{severity="critical"} returns a series, and it does`},
+		{name: "Prometheus down: held", answer: FreezeAnswer{Problem: "connection refused"}, want: "freeze sev1 of RolloutCalendar ops cannot be checked (connection refused), so it is kept"},
+	} {
+		d := Decide(in(map[string]FreezeAnswer{"ops/sev1": tc.answer}, av("1.1.0")))
+		r := condition(d, meta.ReadyCondition)
+		switch {
+		case tc.want == "" && d.Outcome != OutcomeStarted:
+			t.Errorf("%s: outcome %q, Ready %+v", tc.name, d.Outcome, r)
+		case tc.want != "" && (d.Outcome != OutcomeNone || r.Reason != v1alpha1.ReasonFrozen || !strings.Contains(r.Message, tc.want) || d.RequeueAfter != FreezeRecheck):
+			t.Errorf("%s: outcome %q, Ready %+v, next look %s; want held with %q", tc.name, d.Outcome, r, d.RequeueAfter, tc.want)
+		}
+	}
+}

@@ -119,6 +119,10 @@ type Decision struct {
 	// DeleteStuckPods asks the controller to delete the pods of the failed revision of an
 	// OrderedReady StatefulSet that are not Ready, so that its rollback can proceed.
 	DeleteStuckPods bool
+	// AskFreezes: the decision needs the answers to the freezeWhile queries of Input.Calendars
+	// before it can start a version; the controller asks Prometheus, puts them in Input.Freezes
+	// and decides again. Nothing else of such a decision is carried out.
+	AskFreezes bool
 	// LookUp, when set, is an image the decision needs the registry's word on before it can be
 	// made (spec.checkImage, spec.pinDigest): the controller asks, puts the answer in Input.Image
 	// and decides again. Nothing else of such a decision is carried out.

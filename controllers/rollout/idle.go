@@ -348,6 +348,9 @@ func gate(d *Decision, in Input, w *Workload, calendar *window.Calendar, ch choi
 		if ch.held != "" {
 			why += "; the newer " + ch.age.releaseNote(ch.held)
 		}
+		if frozenWhile(d, in, ch.tag) {
+			return
+		}
 		img, ok := imageChecked(d, in, ch.tag)
 		if !ok {
 			return

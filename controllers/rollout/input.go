@@ -47,9 +47,18 @@ type Input struct {
 	Measurements map[string]analysis.Measurement
 	// Calendars are the RolloutCalendars that pick the config; their windows join its own.
 	Calendars []*v1alpha1.RolloutCalendar
+	// Freezes answer the freezeWhile queries of Calendars, by "calendar/name", once a decision
+	// asked (Decision.AskFreezes); nil before.
+	Freezes map[string]FreezeAnswer
 	// Image is the registry's answer about the image a decision asked for (Decision.LookUp),
 	// for spec.checkImage and spec.pinDigest; nil before it asked.
 	Image *ImageLookup
+}
+
+// FreezeAnswer is what Prometheus said of one freezeWhile query.
+type FreezeAnswer struct {
+	Series  int    // how many series it returned
+	Problem string // why it could not be answered
 }
 
 // ImageLookup is what the registry said of one image.
