@@ -236,6 +236,13 @@ type RollingUpgradeConfigSpec struct {
 	// +optional
 	Windows []CalendarWindow `json:"windows,omitempty"`
 
+	// CheckFitsWindow starts a version only when the calendar (spec.maintenanceWindow,
+	// spec.windows, RolloutCalendars) stays open for its health timeout and soak from the start:
+	// the whole check then runs inside the window that let it start. Off (the default): a check
+	// in flight goes on after the window closes.
+	// +optional
+	CheckFitsWindow bool `json:"checkFitsWindow,omitempty"`
+
 	// HealthTimeout is how long a new version has to become healthy before it is rolled back.
 	// +kubebuilder:default="10m"
 	// +kubebuilder:validation:Type=string

@@ -86,3 +86,31 @@ func frozenWhile(d *Decision, in Input, tag string) bool {
 	d.RequeueAfter = FreezeRecheck
 	return true
 }
+
+// checkFits reports whether a check of tag started now ends before the calendar closes (spec.
+// checkFitsWindow), and holds the version until the first opening that leaves it time when not.
+func checkFits(d *Decision, in Input, calendar *window.Calendar, tag string) bool {
+	spec := in.Config.Spec
+	need := spec.HealthTimeoutOrDefault() + spec.SoakTimeOrZero()
+	next := calendar.NextFit(in.Now, need)
+	if next.Equal(in.Now) {
+		return true
+	}
+	st := &d.Status
+	until := "no opening the calendar shows (as far as rollgate looks ahead; it looks again in an hour)"
+	st.NextWindow = nil
+	d.RequeueAfter = CalendarRecheck
+	if !next.IsZero() {
+		until = next.UTC().Format(time.RFC3339)
+		nw := metav1.NewTime(next)
+		st.NextWindow = &nw
+		d.RequeueAfter = next.Sub(in.Now)
+	}
+	msg := fmt.Sprintf("%s held until %s: the calendar closes before its check (health timeout and soak, %s) would end (spec.checkFitsWindow)", tag, until, need)
+	if !heldBefore(d, tag, v1alpha1.EventVersionHeld) && !heldBefore(d, tag, v1alpha1.ReasonFrozen) {
+		d.event(WriteStatus, corev1.EventTypeNormal, v1alpha1.EventVersionHeld, "%s", msg)
+	}
+	st.Phase, st.TargetVersion = v1alpha1.PhasePending, tag
+	d.ready(v1alpha1.EventVersionHeld, "%s", msg)
+	return false
+}

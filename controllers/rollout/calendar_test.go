@@ -163,3 +163,32 @@ func TestAFreezeWhileAQueryReturnsSeries(t *testing.T) {
 		}
 	}
 }
+
+// With spec.checkFitsWindow a version starts only when its whole check (health timeout and soak)
+// fits before the calendar closes; else it waits for the first opening that leaves it time.
+func TestACheckThatDoesNotFitWaits(t *testing.T) {
+	nights := v1alpha1.CalendarWindow{Name: "nights", Schedule: "0 1 * * *", Duration: &metav1.Duration{Duration: 2 * time.Hour}, TimeZone: "UTC"}
+	fits := func(c *v1alpha1.RollingUpgradeConfig) { c.Spec.CheckFitsWindow = true }
+	// now is 02:00 UTC: the window has an hour left; the check needs 10m, or 70m with a soak.
+	for _, tc := range []struct {
+		name string
+		mods []func(*v1alpha1.RollingUpgradeConfig)
+		want string // in Ready's message; "" when it starts
+	}{
+		{name: "10m fit into the hour left", mods: []func(*v1alpha1.RollingUpgradeConfig){windows(nights), fits}},
+		{name: "70m do not: the next night", mods: []func(*v1alpha1.RollingUpgradeConfig){windows(nights), fits, soak(time.Hour)},
+			want: "1.1.0 held until 2026-12-02T01:00:00Z: the calendar closes before its check (health timeout and soak, 1h10m0s) would end"},
+		{name: "without the option: starts", mods: []func(*v1alpha1.RollingUpgradeConfig){windows(nights), soak(time.Hour)}},
+	} {
+		cfg := config(append([]func(*v1alpha1.RollingUpgradeConfig){current("1.0.0")}, tc.mods...)...)
+		d := Decide(Input{Now: now, Config: cfg, Workload: deploymentAt("1.0.0", healthy), Candidates: av("1.1.0")})
+		r := condition(d, meta.ReadyCondition)
+		switch {
+		case tc.want == "" && d.Outcome != OutcomeStarted:
+			t.Errorf("%s: outcome %q, Ready %+v", tc.name, d.Outcome, r)
+		case tc.want != "" && (d.Outcome != OutcomeNone || d.Status.Phase != v1alpha1.PhasePending || !strings.Contains(r.Message, tc.want) ||
+			d.RequeueAfter != 23*time.Hour):
+			t.Errorf("%s: outcome %q, Ready %+v, next look %s; want held with %q", tc.name, d.Outcome, r, d.RequeueAfter, tc.want)
+		}
+	}
+}

@@ -327,6 +327,7 @@ func gate(d *Decision, in Input, w *Workload, calendar *window.Calendar, ch choi
 		awaitApproval(d, in.Config, ch.tag)
 	case !calendar.Open(in.Now):
 		heldByCalendar(d, in, ch.tag, calendar.At(in.Now))
+	case in.Config.Spec.CheckFitsWindow && !checkFits(d, in, calendar, ch.tag):
 	case w.Verdict.State != health.Healthy:
 		// Never start on a broken workload: its failure would be blamed on the new version.
 		rest()

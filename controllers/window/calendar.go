@@ -175,3 +175,60 @@ func (c *Calendar) nextOpen(t time.Time) (time.Time, *Rule) {
 	}
 	return time.Time{}, nil
 }
+
+// maxChain bounds the allow intervals followed one after another to find when an open calendar
+// closes, and the openings tried by NextFit.
+const maxChain = 50
+
+// closesAt is the earliest instant after t when the calendar, open at t, closes: a deny starts,
+// or the allow intervals that hold it open (one after another, when they overlap) all end. Zero
+// when neither comes within the search.
+func (c *Calendar) closesAt(t time.Time) time.Time {
+	var denyStart time.Time
+	for _, r := range c.rules {
+		if s := r.nextStart(t); r.Deny && !s.IsZero() && (denyStart.IsZero() || s.Before(denyStart)) {
+			denyStart = s
+		}
+	}
+	if !c.allows {
+		return denyStart
+	}
+	end := t
+	for range maxChain {
+		var later time.Time
+		for _, r := range c.rules {
+			if in, e := r.contains(end); !r.Deny && in && e.After(later) {
+				later = e
+			}
+		}
+		if later.IsZero() {
+			if !denyStart.IsZero() && denyStart.Before(end) {
+				return denyStart
+			}
+			return end
+		}
+		end = later
+	}
+	return denyStart
+}
+
+// NextFit is the earliest instant at or after now when the calendar is open and stays open for
+// at least d: now itself when it fits. Zero when no opening within the search fits.
+func (c *Calendar) NextFit(now time.Time, d time.Duration) time.Time {
+	if c == nil || len(c.rules) == 0 {
+		return now
+	}
+	t := now
+	for range maxChain {
+		open, _ := c.nextOpen(t)
+		if open.IsZero() {
+			return time.Time{}
+		}
+		end := c.closesAt(open)
+		if end.IsZero() || end.Sub(open) >= d {
+			return open
+		}
+		t = end
+	}
+	return time.Time{}
+}

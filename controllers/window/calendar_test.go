@@ -85,3 +85,35 @@ func TestACalendarClosedForEver(t *testing.T) {
 		t.Errorf("%+v, want closed and never opening", d)
 	}
 }
+
+// NextFit finds the first opening long enough for a check: the rest of an open window, a later
+// window, past freezes that cut one short.
+func TestNextFit(t *testing.T) {
+	const berlin = "Europe/Berlin"
+	nights := every(t, "nights", "0 1 * * *", 4*time.Hour, berlin, false) // 01:00-05:00
+	release := Rule{Name: "release", Deny: true, From: at(t, berlin, "2026-12-02 02:00:00"), To: at(t, berlin, "2026-12-02 03:00:00")}
+	for _, tc := range []struct {
+		name  string
+		rules []Rule
+		now   string
+		need  time.Duration
+		want  string // "" for none
+	}{
+		{name: "no rules: now", now: "2026-12-01 12:00:00", need: time.Hour, want: "2026-12-01 12:00:00"},
+		{name: "the rest of the window is enough", rules: []Rule{nights}, now: "2026-12-01 02:00:00", need: 3 * time.Hour, want: "2026-12-01 02:00:00"},
+		{name: "the rest is too short: the next night", rules: []Rule{nights}, now: "2026-12-01 03:00:00", need: 3 * time.Hour, want: "2026-12-02 01:00:00"},
+		{name: "a freeze cuts the next night short: after it", rules: []Rule{nights, release}, now: "2026-12-01 04:00:00", need: 90 * time.Minute,
+			want: "2026-12-02 03:00:00"},
+		{name: "a check longer than any window: never", rules: []Rule{nights}, now: "2026-12-01 03:00:00", need: 5 * time.Hour},
+		{name: "denies alone: until the next deny", rules: []Rule{every(t, "weekends", "0 0 * * 6", 48*time.Hour, berlin, true)},
+			now: "2026-12-04 23:00:00", need: 2 * time.Hour, want: "2026-12-07 00:00:00"},
+	} {
+		var want time.Time
+		if tc.want != "" {
+			want = at(t, berlin, tc.want)
+		}
+		if got := NewCalendar(tc.rules...).NextFit(at(t, berlin, tc.now), tc.need); !got.Equal(want) {
+			t.Errorf("%s: NextFit = %s, want %s", tc.name, got, want)
+		}
+	}
+}
