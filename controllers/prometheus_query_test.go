@@ -54,7 +54,9 @@ type queries struct {
 	all   chan struct{}
 }
 
-func (q *queries) Series(context.Context, string, time.Time) (int, error) { return 0, errors.New("not asked") }
+func (q *queries) Series(context.Context, string, time.Time) (int, error) {
+	return 0, errors.New("not asked")
+}
 
 func (q *queries) Query(_ context.Context, query string, _ time.Time) (float64, error) {
 	q.mu.Lock()
