@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -72,6 +73,9 @@ spec:
 	}
 	mustKubectl(t, "apply", "-f", file)
 	t.Cleanup(func() { _, _ = kubectl(t, "delete", "--ignore-not-found", "rolloutcalendar", calendar) })
+	if get := mustKubectl(t, "get", "rcal", calendar); !strings.Contains(get, calendar) {
+		t.Errorf("kubectl get rcal does not list %s:\n%s", calendar, get)
+	}
 	s.start()
 	for _, name := range []string{"app", "other"} {
 		waitNamed(t, s.ns, name, time.Minute, "1.0.0 recorded", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.0.0" })

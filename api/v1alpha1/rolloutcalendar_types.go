@@ -60,7 +60,6 @@ type FreezeQuery struct {
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:scope=Cluster,shortName=rcal,categories=rollgate
-// +kubebuilder:printcolumn:name="Windows",type=integer,JSONPath=`.spec.windows.length()`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type RolloutCalendar struct {
 	metav1.TypeMeta   `json:",inline"`
