@@ -386,10 +386,21 @@ func TestScenarioManagerKilledAtFiveSteps(t *testing.T) {
 	if got, want := strings.Join(h, ","), "1.1.0:Healthy,1.2.0:RolledBack,1.2.1:RolledBack"; got != want {
 		t.Errorf("history = %s, want %s", got, want)
 	}
-	for reason, want := range map[string]int{"VersionAvailable": 3, "UpdateStarting": 3, "UpdateComplete": 1, "UpdateRollback": 2,
-		"RollbackComplete": 2, "CircuitOpen": 1} {
-		if n := s.countEvents(reason); n != want {
-			t.Errorf("%d %s events, want %d", n, reason, want)
+	want := map[string]int{"VersionAvailable": 3, "UpdateStarting": 3, "UpdateComplete": 1, "UpdateRollback": 2,
+		"RollbackComplete": 2, "CircuitOpen": 1}
+	// Events go out after the write that records their transition, asynchronously: the last
+	// rollback's RollbackComplete may still be on its way when the config shows the rollback over.
+	eventually(t, 30*time.Second, "the events of every step", func(context.Context) (bool, string, error) {
+		for reason, n := range want {
+			if s.countEvents(reason) < n {
+				return false, reason + " not out yet", nil
+			}
+		}
+		return true, "", nil
+	})
+	for reason, n := range want {
+		if got := s.countEvents(reason); got != n {
+			t.Errorf("%d %s events, want %d", got, reason, n)
 		}
 	}
 }
