@@ -24,15 +24,16 @@ func calendarsFor(ctx context.Context, c, live client.Reader, ruc *v1alpha1.Roll
 		return nil, fmt.Errorf("listing RolloutCalendars: %w", err)
 	}
 	var nsLabels labels.Set
+	nsRead := false
 	var out []*v1alpha1.RolloutCalendar
 	for i := range list.Items {
 		cal := &list.Items[i]
-		if cal.Spec.NamespaceSelector != nil && nsLabels == nil {
+		if cal.Spec.NamespaceSelector != nil && !nsRead {
 			var ns corev1.Namespace
 			if err := live.Get(ctx, client.ObjectKey{Name: ruc.Namespace}, &ns); err != nil {
 				return nil, fmt.Errorf("reading the labels of namespace %s for RolloutCalendar %s: %w", ruc.Namespace, cal.Name, err)
 			}
-			nsLabels = labels.Set(ns.Labels)
+			nsLabels, nsRead = labels.Set(ns.Labels), true
 		}
 		if picks(cal, nsLabels, labels.Set(ruc.Labels)) {
 			out = append(out, cal)

@@ -8,6 +8,7 @@ import (
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
@@ -63,5 +64,33 @@ func TestCalendarsPickConfigs(t *testing.T) {
 	withNs := fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(cal("prod", map[string]string{"env": "prod"}, nil)).Build()
 	if _, err := calendarsFor(context.Background(), withNs, noNamespaces, &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "gone", Name: "web"}}); err == nil {
 		t.Error("an unreadable namespace gave no error")
+	}
+}
+
+// gets counts the Gets a reader serves.
+type gets struct {
+	client.Reader
+	n int
+}
+
+func (g *gets) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	g.n++
+	return g.Reader.Get(ctx, key, obj, opts...)
+}
+
+// The namespace is read once per look, however many calendars select namespaces, also when it
+// has no labels at all.
+func TestTheNamespaceIsReadOnce(t *testing.T) {
+	sel := &metav1.LabelSelector{MatchLabels: map[string]string{"env": "prod"}}
+	freeze := []v1alpha1.CalendarWindow{{Name: "x", Type: v1alpha1.WindowDeny, Start: &metav1.Time{Time: time.Now()}, End: &metav1.Time{Time: time.Now().Add(time.Hour)}}}
+	var objs []client.Object
+	for _, name := range []string{"a", "b", "c"} {
+		objs = append(objs, &v1alpha1.RolloutCalendar{ObjectMeta: metav1.ObjectMeta{Name: name}, Spec: v1alpha1.RolloutCalendarSpec{NamespaceSelector: sel, Windows: freeze}})
+	}
+	c := fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(append(objs, &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: "bare"}})...).Build()
+	live := &gets{Reader: c}
+	got, err := calendarsFor(context.Background(), c, live, &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "bare", Name: "web"}})
+	if err != nil || len(got) != 0 || live.n != 1 {
+		t.Errorf("calendars %d, err %v, %d reads of the namespace; want none picked and one read", len(got), err, live.n)
 	}
 }
