@@ -5,9 +5,6 @@ import (
 	"strings"
 	"time"
 
-	corev1 "k8s.io/api/core/v1"
-	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
 	"github.com/rollgate/rollgate/api/v1alpha1"
 	"github.com/rollgate/rollgate/controllers/window"
 )
@@ -20,35 +17,31 @@ const CalendarRecheck = time.Hour
 // window that decides (Ready reason Frozen when it is a deny window, else VersionHeld). A calendar that does not open within its search holds it without a time,
 // and says so.
 func heldByCalendar(d *Decision, in Input, tag string, cal window.Decision) {
-	st := &d.Status
 	by := "no allow window is open"
 	if cal.By != nil {
 		by = cal.By.String()
 	}
 	until := "a time the calendar does not show (it stays closed as far as rollgate looks ahead; it looks again in an hour)"
-	st.NextWindow = nil
-	d.RequeueAfter = CalendarRecheck
-	if !cal.Next.IsZero() {
-		next := cal.Next
+	next := cal.Next
+	if !next.IsZero() {
 		if cal.By != nil && !cal.By.Deny {
 			next = cal.By.In(next)
 		}
 		until = next.Format(time.RFC3339)
-		nw := metav1.NewTime(next)
-		st.NextWindow = &nw
-		d.RequeueAfter = next.Sub(in.Now)
 	}
 	// The event is the window's (VersionHeld) either way; Ready says whether a freeze holds it.
 	reason := v1alpha1.EventVersionHeld
 	if cal.By != nil && cal.By.Deny {
 		reason = v1alpha1.ReasonFrozen
 	}
-	// A freeze that ends into a wait for an allow window (or back) is one hold: one event.
-	if !heldBefore(d, tag, v1alpha1.EventVersionHeld) && !heldBefore(d, tag, v1alpha1.ReasonFrozen) {
-		d.event(WriteStatus, corev1.EventTypeNormal, v1alpha1.EventVersionHeld, "%s held until %s (%s)", tag, until, by)
-	}
-	st.Phase, st.TargetVersion = v1alpha1.PhasePending, tag
-	d.ready(reason, "%s held until %s (%s)", tag, until, by)
+	calendarHold(reason, fmt.Sprintf("%s held until %s (%s)", tag, until, by), next, CalendarRecheck).apply(d, tag, in.Now)
+}
+
+// calendarHold is a hold by the calendar: a freeze that ends into a wait for an allow window (or
+// back, or one that the check does not fit) is one hold, announced by one VersionHeld event.
+func calendarHold(reason, message string, until time.Time, recheck time.Duration) hold {
+	return hold{reason: reason, event: v1alpha1.EventVersionHeld, message: message,
+		same: []string{v1alpha1.EventVersionHeld, v1alpha1.ReasonFrozen}, until: until, recheck: recheck}
 }
 
 // FreezeRecheck is how often a version held by a calendar's freezeWhile is looked at again.
@@ -77,13 +70,9 @@ func frozenWhile(d *Decision, in Input, tag string) bool {
 	if len(held) == 0 {
 		return false
 	}
-	st := &d.Status
-	if !heldBefore(d, tag, v1alpha1.EventVersionHeld) && !heldBefore(d, tag, v1alpha1.ReasonFrozen) {
-		d.event(WriteStatus, corev1.EventTypeNormal, v1alpha1.EventVersionHeld, "%s held: %s", tag, strings.Join(held, "; "))
-	}
-	st.Phase, st.TargetVersion, st.NextWindow = v1alpha1.PhasePending, tag, nil
-	d.ready(v1alpha1.ReasonFrozen, "%s held: %s; looked at again every %s", tag, strings.Join(held, "; "), FreezeRecheck)
-	d.RequeueAfter = FreezeRecheck
+	h := calendarHold(v1alpha1.ReasonFrozen, tag+" held: "+strings.Join(held, "; "), time.Time{}, FreezeRecheck)
+	h.readyNote = "; looked at again every " + FreezeRecheck.String()
+	h.apply(d, tag, in.Now)
 	return true
 }
 
@@ -96,21 +85,11 @@ func checkFits(d *Decision, in Input, calendar *window.Calendar, tag string) boo
 	if next.Equal(in.Now) {
 		return true
 	}
-	st := &d.Status
 	until := "no opening the calendar shows (as far as rollgate looks ahead; it looks again in an hour)"
-	st.NextWindow = nil
-	d.RequeueAfter = CalendarRecheck
 	if !next.IsZero() {
 		until = next.UTC().Format(time.RFC3339)
-		nw := metav1.NewTime(next)
-		st.NextWindow = &nw
-		d.RequeueAfter = next.Sub(in.Now)
 	}
-	msg := fmt.Sprintf("%s held until %s: the calendar closes before its check (health timeout and soak, %s) would end (spec.checkFitsWindow)", tag, until, need)
-	if !heldBefore(d, tag, v1alpha1.EventVersionHeld) && !heldBefore(d, tag, v1alpha1.ReasonFrozen) {
-		d.event(WriteStatus, corev1.EventTypeNormal, v1alpha1.EventVersionHeld, "%s", msg)
-	}
-	st.Phase, st.TargetVersion = v1alpha1.PhasePending, tag
-	d.ready(v1alpha1.EventVersionHeld, "%s", msg)
+	calendarHold(v1alpha1.EventVersionHeld, fmt.Sprintf("%s held until %s: the calendar closes before its check (health timeout and soak, %s) would end (spec.checkFitsWindow)",
+		tag, until, need), next, CalendarRecheck).apply(d, tag, in.Now)
 	return false
 }

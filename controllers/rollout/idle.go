@@ -306,7 +306,7 @@ func gate(d *Decision, in Input, w *Workload, calendar *window.Calendar, ch choi
 			"picks a version (annotation %s=%s:<version>)%s", w.Description, st.CurrentImage, v1alpha1.TargetImageAnnotation,
 			in.Config.Spec.Image, availableNote(ch.tag))
 	case ch.tag == "" && ch.held != "" && !st.CircuitOpen:
-		awaitReleaseAge(d, ch.age, ch.held)
+		awaitReleaseAge(d, ch.age, ch.held, in.Now)
 	case ch.tag == "":
 		rest()
 		if st.CircuitOpen {
@@ -324,7 +324,7 @@ func gate(d *Decision, in Input, w *Workload, calendar *window.Calendar, ch choi
 		rest()
 		d.stalled(v1alpha1.EventCircuitOpen, "%s", circuitMessage(st, ch.tag))
 	case needsApproval(in.Config.Spec.Approval, st.CurrentVersion, ch.tag, in.Config.GetAnnotations()[v1alpha1.ApproveAnnotation]):
-		awaitApproval(d, in.Config, ch.tag)
+		awaitApproval(d, in.Config, ch.tag, in.Now)
 	case !calendar.Open(in.Now):
 		heldByCalendar(d, in, ch.tag, calendar.At(in.Now))
 	case in.Config.Spec.CheckFitsWindow && !checkFits(d, in, calendar, ch.tag):

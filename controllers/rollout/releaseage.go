@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/Masterminds/semver/v3"
-	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
@@ -110,15 +109,7 @@ func (r *releaseAge) releaseNote(tag string) string {
 }
 
 // awaitReleaseAge holds the newest version until it is old enough: Pending, with one event.
-func awaitReleaseAge(d *Decision, r *releaseAge, tag string) {
-	st := &d.Status
-	note := r.releaseNote(tag)
-	if !heldBefore(d, tag, v1alpha1.ReasonAwaitingReleaseAge) {
-		d.event(WriteStatus, corev1.EventTypeNormal, v1alpha1.EventReleaseAgeRequired, "%s", note)
-	}
-	st.Phase, st.TargetVersion = v1alpha1.PhasePending, tag
-	eligible := metav1.NewTime(r.eligibleAt(tag))
-	st.NextWindow = &eligible
-	d.ready(v1alpha1.ReasonAwaitingReleaseAge, "%s", note)
-	d.RequeueAfter = eligible.Sub(r.now)
+func awaitReleaseAge(d *Decision, r *releaseAge, tag string, now time.Time) {
+	hold{reason: v1alpha1.ReasonAwaitingReleaseAge, event: v1alpha1.EventReleaseAgeRequired, message: r.releaseNote(tag),
+		until: r.eligibleAt(tag)}.apply(d, tag, now)
 }

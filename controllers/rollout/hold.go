@@ -1,0 +1,75 @@
+package rollout
+
+import (
+	"slices"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+)
+
+// heldBefore: the config was Pending with tag already, held by the same gate (one of reasons), so
+// the event that says why was emitted then. A wait in between for something else (a source that
+// could not be read, a workload that went missing) is no new hold: the phase and target stayed.
+func heldBefore(d *Decision, tag string, reasons ...string) bool {
+	if d.old.Phase != v1alpha1.PhasePending || d.old.TargetVersion != tag {
+		return false
+	}
+	was := HoldReason(d.old)
+	return was == "" || slices.Contains(reasons, was)
+}
+
+// hold is a gate holding a version Pending: what Ready says, the event that announces the hold
+// when it begins, and until when.
+type hold struct {
+	reason, event string
+	message       string
+	readyNote     string   // appended to Ready's message, not the event's
+	same          []string // other Ready reasons of the same hold: going from one to another announces nothing
+	until         time.Time
+	recheck       time.Duration // the next look when until is zero; 0: none asked
+}
+
+// apply holds tag.
+func (h hold) apply(d *Decision, tag string, now time.Time) {
+	if !heldBefore(d, tag, append([]string{h.reason}, h.same...)...) {
+		d.event(WriteStatus, corev1.EventTypeNormal, h.event, "%s", h.message)
+	}
+	st := &d.Status
+	st.Phase, st.TargetVersion, st.NextWindow = v1alpha1.PhasePending, tag, nil
+	if h.recheck > 0 {
+		d.RequeueAfter = h.recheck
+	}
+	if !h.until.IsZero() {
+		until := metav1.NewTime(h.until)
+		st.NextWindow = &until
+		d.RequeueAfter = h.until.Sub(now)
+	}
+	d.ready(h.reason, "%s%s", h.message, h.readyNote)
+}
+
+// HoldReason is the gate that holds a config's version: while Pending, the window (VersionHeld), a
+// deny window (Frozen),
+// a missing approval (AwaitingApproval), the release age (AwaitingReleaseAge) or an image the
+// registry does not have (ImageNotFound); in a health check, the verdict's own gates once the
+// workload is healthy: the soak (Soaking), the analysis's missing measurements (Analyzing) or an
+// analysis that cannot measure (AnalysisInconclusive, also before the workload is healthy). ""
+// when no gate holds it (Ready says it waits for something else, or nothing waits).
+func HoldReason(st *v1alpha1.RollingUpgradeConfigStatus) string {
+	r := apimeta.FindStatusCondition(st.Conditions, meta.ReadyCondition)
+	if r == nil {
+		return ""
+	}
+	switch {
+	case st.Phase == v1alpha1.PhasePending && (r.Reason == v1alpha1.EventVersionHeld || r.Reason == v1alpha1.ReasonFrozen || r.Reason == v1alpha1.ReasonAwaitingApproval ||
+		r.Reason == v1alpha1.ReasonAwaitingReleaseAge || r.Reason == v1alpha1.ReasonImageNotFound),
+		st.Phase == v1alpha1.PhaseInProgress && (r.Reason == v1alpha1.ReasonSoaking || r.Reason == v1alpha1.ReasonAnalyzing ||
+			r.Reason == v1alpha1.EventAnalysisInconclusive):
+		return r.Reason
+	}
+	return ""
+}
