@@ -77,27 +77,28 @@ func (b boundedBodies) RoundTrip(req *http.Request) (*http.Response, error) {
 // Query evaluates query at at and returns its one number. No series, NaN, or more than one series
 // is an error: each says nothing of the version, or not which part of it.
 func (p *Prometheus) Query(ctx context.Context, query string, at time.Time) (float64, error) {
-	if p.timeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, p.timeout)
-		defer cancel()
-	}
-	v, _, _, err := p.api.Query(ctx, query, at)
+	v, err := p.instant(ctx, query, at)
 	if err != nil {
 		return 0, err
 	}
 	return oneNumber(v)
 }
 
-// Series evaluates query at at and returns how many series it returns; a scalar counts as one
-// unless it is 0.
-func (p *Prometheus) Series(ctx context.Context, query string, at time.Time) (int, error) {
+// instant evaluates query at at within the timeout.
+func (p *Prometheus) instant(ctx context.Context, query string, at time.Time) (model.Value, error) {
 	if p.timeout > 0 {
 		var cancel context.CancelFunc
 		ctx, cancel = context.WithTimeout(ctx, p.timeout)
 		defer cancel()
 	}
 	v, _, _, err := p.api.Query(ctx, query, at)
+	return v, err
+}
+
+// Series evaluates query at at and returns how many series it returns; a scalar counts as one
+// unless it is 0.
+func (p *Prometheus) Series(ctx context.Context, query string, at time.Time) (int, error) {
+	v, err := p.instant(ctx, query, at)
 	if err != nil {
 		return 0, err
 	}

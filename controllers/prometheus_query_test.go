@@ -157,3 +157,32 @@ func TestPrometheusReadsBoundedAnswers(t *testing.T) {
 		}
 	}
 }
+
+// Series counts what a freezeWhile query returns: the series of a vector, a scalar unless it is 0.
+func TestSeries(t *testing.T) {
+	for _, tc := range []struct {
+		name, data string
+		want       int
+		wantErr    bool
+	}{
+		{name: "two firing alerts", data: `{"resultType":"vector","result":[{"metric":{"a":"1"},"value":[1,"1"]},{"metric":{"a":"2"},"value":[1,"1"]}]}`, want: 2},
+		{name: "none", data: `{"resultType":"vector","result":[]}`, want: 0},
+		{name: "a scalar 0", data: `{"resultType":"scalar","result":[1,"0"]}`, want: 0},
+		{name: "a scalar 3", data: `{"resultType":"scalar","result":[1,"3"]}`, want: 1},
+		{name: "a range", data: `{"resultType":"matrix","result":[]}`, wantErr: true},
+	} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write([]byte(`{"status":"success","data":` + tc.data + `}`))
+		}))
+		p, err := NewPrometheus(PrometheusOptions{URL: srv.URL, Timeout: 5 * time.Second})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := p.Series(context.Background(), "x", time.Now())
+		srv.Close()
+		if (err != nil) != tc.wantErr || got != tc.want {
+			t.Errorf("%s: %d, %v; want %d (error %v)", tc.name, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
