@@ -15,15 +15,12 @@ type Rule struct {
 	From, To time.Time
 }
 
-// contains reports whether t falls in one of the rule's intervals, and the end of the earliest
-// one that holds it (intervals of a schedule that fires more often than its duration overlap).
+// contains reports whether t falls in one of the rule's intervals, and that interval's end.
 func (r Rule) contains(t time.Time) (bool, time.Time) {
 	if r.Every == nil {
 		return !t.Before(r.From) && t.Before(r.To), r.To
 	}
-	// The earliest fire after t-duration opens the earliest interval that can hold t.
-	f := r.Every.nextFire(t.Add(-r.Every.duration))
-	return !f.IsZero() && !f.After(t), f.Add(r.Every.duration)
+	return r.Every.interval(t)
 }
 
 // nextStart is the earliest start of one of the rule's intervals after t, or zero.

@@ -68,7 +68,7 @@ func Parse(schedule string, duration time.Duration, timeZone string) (*Window, e
 
 // Check fails with ErrNeverFires when the window does not open in the five years after now. Such a
 // schedule (0 3 30 2 *) parses, but a window that never opens would hold every version for ever;
-// Open and NextOpen stay bounded for it anyway.
+// its evaluation stays bounded anyway.
 func (w *Window) Check(now time.Time) error {
 	if w != nil && w.nextFire(now).IsZero() {
 		return fmt.Errorf("%w: %q", ErrNeverFires, w.spec)
@@ -81,21 +81,17 @@ func (w *Window) Open(now time.Time) bool {
 	if w == nil {
 		return true
 	}
-	// The earliest fire time after now-duration is the only one whose window can still contain now.
-	f := w.nextFire(now.Add(-w.duration))
-	return !f.IsZero() && !f.After(now)
+	open, _ := w.interval(now)
+	return open
 }
 
-// NextOpen is the earliest time at or after now when the window is open: now itself when it is
-// open, otherwise the next fire time.
-func (w *Window) NextOpen(now time.Time) time.Time {
-	if w.Open(now) {
-		return now
-	}
-	if f := w.nextFire(now); !f.IsZero() {
-		return f.In(w.loc)
-	}
-	return time.Time{}
+// interval reports whether now falls in one of the window's intervals, and the end of the
+// earliest one that holds it (the intervals of a schedule that fires more often than its
+// duration overlap).
+func (w *Window) interval(now time.Time) (bool, time.Time) {
+	// The earliest fire after now-duration opens the earliest interval that can hold now.
+	f := w.nextFire(now.Add(-w.duration))
+	return !f.IsZero() && !f.After(now), f.Add(w.duration)
 }
 
 // nextFire is the earliest fire instant strictly after the given one, or the zero time when the
