@@ -212,10 +212,9 @@ type Judgement struct {
 	// Inconclusive: a check has had as many errors in a row as its limit; Why says which.
 	Inconclusive bool
 	// Complete: every check has what it needs for a pass (its count, or one measurement when the
-	// count is 0), and none failed. Missing says which checks still need measurements.
+	// count is 0), and none failed.
 	Complete bool
 	Why      string
-	Missing  []string
 	// Query is the query of the check that failed (a template), for the message.
 	Query string
 }
@@ -241,7 +240,6 @@ func Judge(a *v1alpha1.Analysis, hc *v1alpha1.HealthCheckStatus) Judgement {
 		}
 		if !done(m, s) && (m.Count > 0 || !measuredHealthy(hc, s)) {
 			j.Complete = false
-			j.Missing = append(j.Missing, m.Name)
 		}
 	}
 	if len(stuck) > 0 {
