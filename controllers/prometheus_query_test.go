@@ -186,3 +186,25 @@ func TestSeries(t *testing.T) {
 		}
 	}
 }
+
+// Image look-ups and freeze queries wait for a slot as measurements do: with every slot taken
+// they are answered at once, with the reason, and neither registry nor Prometheus is asked.
+func TestLookUpsAndFreezesTakeAWaitSlot(t *testing.T) {
+	q := &queries{}
+	r := &RollingUpgradeConfigReconciler{Waits: newWaitSlots(1), Metrics: q}
+	if !r.Waits.take() {
+		t.Fatal("no slot")
+	}
+	ops := &v1alpha1.RolloutCalendar{ObjectMeta: metav1.ObjectMeta{Name: "ops"},
+		Spec: v1alpha1.RolloutCalendarSpec{FreezeWhile: []v1alpha1.FreezeQuery{{Name: "sev1", Query: "ALERTS"}}}}
+	in := rollout.Input{Now: time.Now(), Config: &v1alpha1.RollingUpgradeConfig{}, Calendars: []*v1alpha1.RolloutCalendar{ops}}
+	if got := r.askFreezes(context.Background(), in)["ops/sev1"]; !strings.Contains(got.Problem, allWaiting) {
+		t.Errorf("freeze answered %+v, want the busy reason", got)
+	}
+	if got := r.lookUp(context.Background(), in, &workload{}, "r/web:1.1.0"); !strings.Contains(got.Problem, allWaiting) {
+		t.Errorf("look-up answered %+v, want the busy reason", got)
+	}
+	if len(q.asked) != 0 || len(r.Waits) != 1 {
+		t.Errorf("%d queries sent, %d slots taken; want none sent and only the test's slot", len(q.asked), len(r.Waits))
+	}
+}

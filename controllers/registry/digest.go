@@ -1,7 +1,6 @@
 package registry
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"net/http"
@@ -33,7 +32,12 @@ func (r Remote) Digest(ctx context.Context, image string, keychain authn.Keychai
 	if err != nil {
 		return "", err
 	}
-	ctx, cancel := context.WithTimeout(ctx, min(cmp.Or(r.Timeout, DefaultLookUpTimeout), DefaultLookUpTimeout))
+	// A look-up runs inside a reconcile: a listing's longer timeout does not apply to it.
+	timeout := DefaultLookUpTimeout
+	if r.Timeout > 0 {
+		timeout = min(r.Timeout, timeout)
+	}
+	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	var retryAfter time.Duration
 	opts := r.options(ctx, keychain, &retryAfter)
