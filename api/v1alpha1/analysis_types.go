@@ -119,10 +119,7 @@ func (m *MetricCheck) IntervalOrDefault() time.Duration {
 
 // InitialDelayOrZero is the check's initial delay, 0 when unset.
 func (m *MetricCheck) InitialDelayOrZero() time.Duration {
-	if m.InitialDelay == nil {
-		return 0
-	}
-	return m.InitialDelay.Duration
+	return DurationOrZero(m.InitialDelay)
 }
 
 // HealthCheckStatus is the state of a health check that the annotations do not hold: when its

@@ -349,20 +349,22 @@ const (
 	DefaultRegistryInterval = time.Hour
 )
 
-// MinReleaseAgeOrZero is spec.minReleaseAge, 0 when unset.
-func (s *RollingUpgradeConfigSpec) MinReleaseAgeOrZero() time.Duration {
-	if s.MinReleaseAge == nil {
+// DurationOrZero is d, 0 when unset.
+func DurationOrZero(d *metav1.Duration) time.Duration {
+	if d == nil {
 		return 0
 	}
-	return s.MinReleaseAge.Duration
+	return d.Duration
+}
+
+// MinReleaseAgeOrZero is spec.minReleaseAge, 0 when unset.
+func (s *RollingUpgradeConfigSpec) MinReleaseAgeOrZero() time.Duration {
+	return DurationOrZero(s.MinReleaseAge)
 }
 
 // SoakTimeOrZero is spec.soakTime, 0 when unset.
 func (s *RollingUpgradeConfigSpec) SoakTimeOrZero() time.Duration {
-	if s.SoakTime == nil {
-		return 0
-	}
-	return s.SoakTime.Duration
+	return DurationOrZero(s.SoakTime)
 }
 
 // HealthTimeoutOrDefault is spec.healthTimeout, or its default when unset.

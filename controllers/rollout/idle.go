@@ -55,7 +55,7 @@ func parseSpec(d *Decision, in Input) (*version.Policy, *window.Calendar, bool) 
 	}
 	var rules []window.Rule
 	if mw := spec.MaintenanceWindow; mw != nil {
-		win, err := window.Parse(mw.Schedule, durationOf(mw.Duration), mw.TimeZone)
+		win, err := window.Parse(mw.Schedule, v1alpha1.DurationOrZero(mw.Duration), mw.TimeZone)
 		if err == nil {
 			err = win.Check(now)
 		}
@@ -92,7 +92,7 @@ func calendarRule(cw v1alpha1.CalendarWindow, name string, now time.Time) (windo
 	var err error
 	switch {
 	case cw.Schedule != "":
-		r.Every, err = window.Parse(cw.Schedule, durationOf(cw.Duration), cw.TimeZone)
+		r.Every, err = window.Parse(cw.Schedule, v1alpha1.DurationOrZero(cw.Duration), cw.TimeZone)
 		if err == nil {
 			err = r.Every.Check(now)
 		}
@@ -102,13 +102,6 @@ func calendarRule(cw v1alpha1.CalendarWindow, name string, now time.Time) (windo
 		err = errors.New("a window is either recurring (schedule and duration) or one-off (start before end)")
 	}
 	return r, err
-}
-
-func durationOf(d *metav1.Duration) time.Duration {
-	if d == nil {
-		return 0
-	}
-	return d.Duration
 }
 
 // recordFirstSight records the image of a healthy workload seen for the first time: the image a
