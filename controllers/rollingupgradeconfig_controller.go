@@ -91,6 +91,11 @@ func (r *RollingUpgradeConfigReconciler) decide(ctx context.Context, in rollout.
 	return d
 }
 
+// registry reads tags and digests with the workload's pull credentials.
+func (r *RollingUpgradeConfigReconciler) registry() registrySource {
+	return registrySource{cache: r.Tags, reader: r.APIReader}
+}
+
 // askFreezes answers the freezeWhile queries of the config's calendars.
 func (r *RollingUpgradeConfigReconciler) askFreezes(ctx context.Context, in rollout.Input) map[string]rollout.FreezeAnswer {
 	out := map[string]rollout.FreezeAnswer{}
@@ -125,8 +130,7 @@ func (r *RollingUpgradeConfigReconciler) lookUp(ctx context.Context, in rollout.
 		return &rollout.ImageLookup{Image: img, Problem: "not looked up: " + allWaiting}
 	}
 	defer r.Waits.give()
-	reg := registrySource{cache: r.Tags, reader: r.APIReader}
-	return reg.lookUp(ctx, in.Config, w.podSpec(), img)
+	return r.registry().lookUp(ctx, in.Config, w.podSpec(), img)
 }
 
 // reportPanic turns a panic in one config's reconcile into an error for that config alone (retried
@@ -192,8 +196,7 @@ func (r *RollingUpgradeConfigReconciler) gather(ctx context.Context, ruc *v1alph
 				return in, nil, err
 			}
 		}
-		reg := registrySource{cache: r.Tags, reader: r.APIReader}
-		if err := gatherCandidates(ctx, r.Client, reg, ruc, pod, &in); err != nil {
+		if err := gatherCandidates(ctx, r.Client, r.registry(), ruc, pod, &in); err != nil {
 			return in, nil, err
 		}
 	}
