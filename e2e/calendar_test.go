@@ -59,20 +59,12 @@ func TestScenarioARolloutCalendarFreezesWhatItPicks(t *testing.T) {
 		}))
 	end := time.Now().UTC().Add(time.Hour).Truncate(time.Second)
 	calendar := "freeze-" + s.ns
-	file := filepath.Join(t.TempDir(), "calendar.yaml")
-	if err := os.WriteFile(file, []byte(fmt.Sprintf(`apiVersion: rollgate.dev/v1alpha1
-kind: RolloutCalendar
-metadata: {name: %s}
-spec:
+	applyCalendar(t, calendar, fmt.Sprintf(`
   namespaceSelector: {matchLabels: {rollgate-e2e/calendar: %s}}
   selector: {matchLabels: {team: payments}}
   windows:
   - {name: payments-freeze, type: Deny, start: %q, end: %q}
-`, calendar, s.ns, time.Now().UTC().Add(-time.Minute).Format(time.RFC3339), end.Format(time.RFC3339))), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	mustKubectl(t, "apply", "-f", file)
-	t.Cleanup(func() { _, _ = kubectl(t, "delete", "--ignore-not-found", "rolloutcalendar", calendar) })
+`, s.ns, time.Now().UTC().Add(-time.Minute).Format(time.RFC3339), end.Format(time.RFC3339)))
 	if get := mustKubectl(t, "get", "rcal", calendar); !strings.Contains(get, calendar) {
 		t.Errorf("kubectl get rcal does not list %s:\n%s", calendar, get)
 	}
@@ -105,20 +97,12 @@ func TestScenarioAFiringAlertStopsTheLine(t *testing.T) {
 	exporter.incident.Set(1)
 	mustKubectl(t, "label", "namespace", s.ns, "rollgate-e2e/calendar="+s.ns)
 	calendar := "incidents-" + s.ns
-	file := filepath.Join(t.TempDir(), "calendar.yaml")
 	query := `demo_incident_open{namespace="` + s.ns + `"} > 0`
-	if err := os.WriteFile(file, []byte(fmt.Sprintf(`apiVersion: rollgate.dev/v1alpha1
-kind: RolloutCalendar
-metadata: {name: %s}
-spec:
+	applyCalendar(t, calendar, fmt.Sprintf(`
   namespaceSelector: {matchLabels: {rollgate-e2e/calendar: %s}}
   freezeWhile:
   - {name: open-incident, query: '%s'}
-`, calendar, s.ns, query)), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	mustKubectl(t, "apply", "-f", file)
-	t.Cleanup(func() { _, _ = kubectl(t, "delete", "--ignore-not-found", "rolloutcalendar", calendar) })
+`, s.ns, query))
 	s.create(deployment(s.ns, "app", img("1.0.0"), 1), appVersion("1.0.0"), config())
 	s.start("--prometheus-url=http://" + prom.addr)
 	s.waitConfig(time.Minute, "the running version is recorded", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.0.0" })
@@ -132,4 +116,18 @@ spec:
 	}
 	exporter.incident.Set(0)
 	s.completed("1.1.0", 1, 2*time.Minute)
+}
+
+// applyCalendar applies the RolloutCalendar name with spec (YAML, indented under spec:) and
+// deletes it when the test ends: it is cluster-scoped, and its selectors must pick the test's
+// namespace alone.
+func applyCalendar(t *testing.T, name, spec string) {
+	t.Helper()
+	file := filepath.Join(t.TempDir(), "calendar.yaml")
+	manifest := "apiVersion: rollgate.dev/v1alpha1\nkind: RolloutCalendar\nmetadata: {name: " + name + "}\nspec:" + spec
+	if err := os.WriteFile(file, []byte(manifest), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustKubectl(t, "apply", "-f", file)
+	t.Cleanup(func() { _, _ = kubectl(t, "delete", "--ignore-not-found", "rolloutcalendar", name) })
 }

@@ -48,8 +48,9 @@ func TestScenarioMinReleaseAgeWithKubectl(t *testing.T) {
 	mustKubectl(t, "-n", s.ns, "patch", "appver", "app", "--type=merge", "-p", `{"spec":{"version":"1.2.0","releasedAt":null}}`)
 	c = s.waitConfig(time.Minute, "1.2.0 waits for its age", readyReason(v1alpha1.ReasonAwaitingReleaseAge, "1.2.0 is eligible from "))
 	seen := c.Status.SeenVersions
-	if len(seen) != 1 || seen[0].Version != "1.2.0" || !strings.Contains(apimetaReady(c), "first seen by rollgate "+seen[0].FirstSeen.UTC().Format(time.RFC3339)) {
-		t.Fatalf("1.2.0 first seen %v: %s", seen, apimetaReady(c))
+	if len(seen) != 1 || seen[0].Version != "1.2.0" ||
+		!readyReason(v1alpha1.ReasonAwaitingReleaseAge, "first seen by rollgate "+seen[0].FirstSeen.UTC().Format(time.RFC3339))(c) {
+		t.Fatalf("1.2.0 first seen %v: %s", seen, describeConfig(c))
 	}
 	c = s.waitConfig(time.Minute, "1.2.0 completed", func(c *v1alpha1.RollingUpgradeConfig) bool {
 		return inPhase(c, v1alpha1.PhaseCompleted) && c.Status.CurrentVersion == "1.2.0"
@@ -60,14 +61,4 @@ func TestScenarioMinReleaseAgeWithKubectl(t *testing.T) {
 	if n := s.countEvents(v1alpha1.EventReleaseAgeRequired); n != 2 {
 		t.Errorf("%d ReleaseAgeRequired events, want one per version", n)
 	}
-}
-
-// apimetaReady is the message of the config's Ready condition.
-func apimetaReady(c *v1alpha1.RollingUpgradeConfig) string {
-	for _, cond := range c.Status.Conditions {
-		if cond.Type == "Ready" {
-			return cond.Message
-		}
-	}
-	return ""
 }
