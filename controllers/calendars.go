@@ -3,16 +3,20 @@ package controllers
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
+	"k8s.io/client-go/util/workqueue"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
 	"sigs.k8s.io/controller-runtime/pkg/handler"
 	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/rollout"
 )
 
 // calendarsFor are the RolloutCalendars (read from c, the cache) whose selectors pick ruc. The
@@ -56,15 +60,40 @@ func picks(cal *v1alpha1.RolloutCalendar, nsLabels, configLabels labels.Set) boo
 	return match(cal.Spec.NamespaceSelector, nsLabels) && match(cal.Spec.Selector, configLabels)
 }
 
-// byCalendar maps a changed RolloutCalendar to every config, which decides again with it: a
-// calendar's selectors may have picked a config before the change and not after.
+// byCalendar wakes configs on a change of a RolloutCalendar: all of them when it comes, goes or
+// its spec changes (its selectors may have picked a config before the change and not after), and
+// those waiting for a slot when one is given back. Its other status changes wake none.
 func byCalendar(c client.Reader) handler.EventHandler {
-	return handler.EnqueueRequestsFromMapFunc(func(ctx context.Context, _ client.Object) []reconcile.Request {
+	enqueue := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], waiting bool) {
 		var list v1alpha1.RollingUpgradeConfigList
 		if err := c.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 			ctrl.LoggerFrom(ctx).Error(err, "listing configs for a RolloutCalendar event")
-			return nil
+			return
 		}
-		return requestsOf(&list)
-	})
+		if waiting {
+			list.Items = slices.DeleteFunc(list.Items, func(ruc v1alpha1.RollingUpgradeConfig) bool {
+				return rollout.HoldReason(&ruc.Status) != v1alpha1.ReasonAwaitingRolloutSlot
+			})
+		}
+		for _, req := range requestsOf(&list) {
+			q.Add(req)
+		}
+	}
+	return handler.Funcs{
+		CreateFunc: func(ctx context.Context, _ event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, q, false)
+		},
+		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			before, after := e.ObjectOld.(*v1alpha1.RolloutCalendar), e.ObjectNew.(*v1alpha1.RolloutCalendar)
+			switch {
+			case before.Generation != after.Generation:
+				enqueue(ctx, q, false)
+			case len(after.Status.Rollouts) < len(before.Status.Rollouts):
+				enqueue(ctx, q, true)
+			}
+		},
+		DeleteFunc: func(ctx context.Context, _ event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
+			enqueue(ctx, q, false)
+		},
+	}
 }

@@ -13,6 +13,7 @@
 // +kubebuilder:rbac:groups=rollgate.dev,resources=rollingupgradeconfigs/status,verbs=update;patch
 // +kubebuilder:rbac:groups=rollgate.dev,resources=gitwritebacks,verbs=get;list;watch
 // +kubebuilder:rbac:groups=rollgate.dev,resources=rolloutcalendars,verbs=get;list;watch
+// +kubebuilder:rbac:groups=rollgate.dev,resources=rolloutcalendars/status,verbs=update;patch
 // +kubebuilder:rbac:groups="",resources=namespaces,verbs=get
 // +kubebuilder:rbac:groups=rollgate.dev,resources=applicationversions,verbs=get;list;watch
 // +kubebuilder:rbac:groups=rollgate.dev,resources=applicationversions/status,verbs=update

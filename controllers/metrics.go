@@ -53,7 +53,7 @@ var (
 	versionPendingDesc = prometheus.NewDesc("rolling_upgrade_pending",
 		"1 while a version is held (phase Pending); rolling_upgrade_waiting says by what.", configLabels, nil)
 	versionWaitingDesc = prometheus.NewDesc("rolling_upgrade_waiting",
-		"1 while a version is held by a gate, labelled with it: before its start VersionHeld (the maintenance window), AwaitingReleaseAge, AwaitingApproval or ImageNotFound; "+
+		"1 while a version is held by a gate, labelled with it: before its start VersionHeld (the maintenance window), Frozen, AwaitingReleaseAge, AwaitingApproval, ImageNotFound, Staggered or AwaitingRolloutSlot; "+
 			"before its verdict Soaking, Analyzing (more measurements needed) or AnalysisInconclusive (Prometheus cannot answer); absent otherwise.",
 		append(configLabels, "reason"), nil)
 	rolloutDeadlineDesc = prometheus.NewDesc("rolling_upgrade_deadline_timestamp_seconds",

@@ -63,6 +63,11 @@ func (r *RollingUpgradeConfigReconciler) Reconcile(ctx context.Context, req ctrl
 		}
 		return ctrl.Result{}, err
 	}
+	if r.Calendars && d.Annotations.Step == rollout.StepIdle {
+		if err := r.releaseSlots(ctx, &ruc); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	if d.DeleteStuckPods && w != nil && w.statefulSet != nil {
 		if err := deleteStuckPods(ctx, r.APIReader, r.Client, w.statefulSet); err != nil {
 			return ctrl.Result{}, err
@@ -73,16 +78,18 @@ func (r *RollingUpgradeConfigReconciler) Reconcile(ctx context.Context, req ctrl
 }
 
 // decide lets rollout.Decide choose, and answers what a decision asks first: a RolloutCalendar's
-// freezeWhile queries, the registry's word on an image (spec.checkImage, spec.pinDigest). Each is
-// asked at most once, then the decision is made again with the answer.
+// freezeWhile queries, the registry's word on an image (spec.checkImage, spec.pinDigest), the
+// calendars' slots. Each is asked at most once, then the decision is made again with the answer.
 func (r *RollingUpgradeConfigReconciler) decide(ctx context.Context, in rollout.Input, w *workload) rollout.Decision {
 	d := rollout.Decide(in)
-	for range 2 {
+	for range 3 {
 		switch {
 		case d.AskFreezes && in.Freezes == nil:
 			in.Freezes = r.askFreezes(ctx, in)
 		case d.LookUp != "" && in.Image == nil && w != nil:
 			in.Image = r.lookUp(ctx, in, w, d.LookUp)
+		case d.ClaimSlot != "" && in.Slots == nil:
+			in.Slots = r.claimSlots(ctx, in, d.ClaimSlot)
 		default:
 			return d
 		}
@@ -320,7 +327,7 @@ func (r *RollingUpgradeConfigReconciler) SetupWithManager(ctx context.Context, m
 		Watches(&v1alpha1.ApplicationVersion{}, byName(c, indexApplicationVersion)).
 		Watches(&corev1.ConfigMap{}, byName(c, indexConfigMap))
 	if r.Calendars {
-		b = b.Watches(&v1alpha1.RolloutCalendar{}, byCalendar(c), builder.WithPredicates(predicate.GenerationChangedPredicate{}))
+		b = b.Watches(&v1alpha1.RolloutCalendar{}, byCalendar(c))
 	}
 	return b.Complete(r)
 }

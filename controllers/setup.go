@@ -81,6 +81,11 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 		if err := r.SetupWithManager(ctx, mgr); err != nil {
 			return err
 		}
+		if cfg.Calendars {
+			if err := (&RolloutCalendarReconciler{Client: mgr.GetClient(), Clock: cfg.Clock}).SetupWithManager(mgr); err != nil {
+				return err
+			}
+		}
 	}
 	if slices.Contains(cfg.Controllers, ControllerRenderer) {
 		if err := (&RendererReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: cfg.Clock}).SetupWithManager(mgr); err != nil {

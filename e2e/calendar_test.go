@@ -3,12 +3,18 @@
 package e2e
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
 )
@@ -116,6 +122,78 @@ func TestScenarioAFiringAlertStopsTheLine(t *testing.T) {
 	}
 	exporter.incident.Set(0)
 	s.completed("1.1.0", 1, 2*time.Minute)
+}
+
+// TestScenarioTwoConfigsShareOneRolloutSlot: a RolloutCalendar with maxConcurrent 1 picks two
+// configs that are offered a version at the same moment. One rolls out (soaking 10s) while the
+// other waits AwaitingRolloutSlot, naming it; the second starts only after the first completed,
+// and the slot is given back. The calendar's status, from `kubectl get rcal`, says it is open until
+// its freeze starts.
+func TestScenarioTwoConfigsShareOneRolloutSlot(t *testing.T) {
+	inNamespaceOnly(t)
+	s := newScenario(t, "slots")
+	mustKubectl(t, "label", "namespace", s.ns, "rollgate-e2e/calendar="+s.ns)
+	soak := func(c *v1alpha1.RollingUpgradeConfig) { c.Spec.SoakTime = &metav1.Duration{Duration: 10 * time.Second} }
+	other := appVersion("1.0.0")
+	other.Name = "other"
+	s.create(deployment(s.ns, "app", img("1.0.0"), 1), deployment(s.ns, "other", img("1.0.0"), 1), appVersion("1.0.0"), other,
+		config(soak), config(soak, func(c *v1alpha1.RollingUpgradeConfig) {
+			c.Name, c.Spec.TargetRef.Name, c.Spec.Sources[0].ApplicationVersion.Name = "other", "other", "other"
+		}))
+	calendar := "waves-" + s.ns
+	freezeStart := time.Now().UTC().Add(time.Hour).Truncate(time.Second)
+	applyCalendar(t, calendar, fmt.Sprintf(`
+  namespaceSelector: {matchLabels: {rollgate-e2e/calendar: %s}}
+  maxConcurrent: 1
+  windows:
+  - {name: later, type: Deny, start: %q, end: %q}
+`, s.ns, freezeStart.Format(time.RFC3339), freezeStart.Add(time.Hour).Format(time.RFC3339)))
+	s.start()
+	eventually(t, 30*time.Second, "the calendar's status", func(context.Context) (bool, string, error) {
+		got, err := kubectl(t, "get", "rcal", calendar, "-o", "jsonpath={.status.open} {.status.nextClose}")
+		return got == "true "+freezeStart.Format(time.RFC3339), got, err
+	})
+	for _, name := range []string{"app", "other"} {
+		waitNamed(t, s.ns, name, time.Minute, "1.0.0 recorded", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.0.0" })
+	}
+	for _, name := range []string{"app", "other"} {
+		announceNamed(t, s.ns, name, "1.1.0")
+	}
+
+	var waiting, first string
+	eventually(t, time.Minute, "one config waits for the slot the other holds", func(ctx context.Context) (bool, string, error) {
+		var seen []string
+		for _, pair := range [][2]string{{"app", "other"}, {"other", "app"}} {
+			var c v1alpha1.RollingUpgradeConfig
+			if err := k8s.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: pair[0]}, &c); err != nil {
+				return false, "", err
+			}
+			seen = append(seen, describeConfig(&c))
+			if readyReason(v1alpha1.ReasonAwaitingRolloutSlot, "RolloutCalendar "+calendar+" allows 1 rollouts at once, and "+s.ns+"/"+pair[1]+" (1.1.0) hold its slots")(&c) {
+				waiting, first = pair[0], pair[1]
+				return true, "", nil
+			}
+		}
+		return false, strings.Join(seen, "; "), nil
+	})
+	done := func(c *v1alpha1.RollingUpgradeConfig) bool {
+		return inPhase(c, v1alpha1.PhaseCompleted) && c.Status.CurrentVersion == "1.1.0"
+	}
+	a := waitNamed(t, s.ns, first, time.Minute, "completed first", done)
+	b := waitNamed(t, s.ns, waiting, time.Minute, "completed after it", done)
+	completedAt := apimeta.FindStatusCondition(a.Status.Conditions, meta.ReadyCondition).LastTransitionTime
+	startedAt := b.Status.VersionHistory[len(b.Status.VersionHistory)-1].AppliedAt
+	if startedAt.Before(&completedAt) {
+		t.Errorf("%s started %s, before %s completed (%s): the two rollouts overlapped", waiting, startedAt, first, completedAt)
+	}
+	t.Logf("%s completed %s; %s, which waited for its slot, started %s", first, completedAt.UTC().Format(time.RFC3339), waiting, startedAt.UTC().Format(time.RFC3339))
+	if n := (&scenario{t: t, ns: s.ns, name: waiting}).countEvents(v1alpha1.EventRolloutSlotsTaken); n != 1 {
+		t.Errorf("%s: %d RolloutSlotsTaken events, want 1", waiting, n)
+	}
+	eventually(t, 30*time.Second, "the slot given back", func(context.Context) (bool, string, error) {
+		got, err := kubectl(t, "get", "rcal", calendar, "-o", "jsonpath={.status.rollouts}")
+		return got == "", got, err
+	})
 }
 
 // applyCalendar applies the RolloutCalendar name with spec (YAML, indented under spec:) and

@@ -261,6 +261,7 @@ var rbacRows = []rbacRow{
 	{verb: "update", group: "rollgate.dev", resource: "gitwritebacks"},
 	{verb: "watch", group: "rollgate.dev", resource: "rolloutcalendars"},
 	{verb: "update", group: "rollgate.dev", resource: "rolloutcalendars"},
+	{verb: "update", group: "rollgate.dev", resource: "rolloutcalendars", subresource: "status"},
 	{verb: "get", resource: "namespaces"},
 	{verb: "update", resource: "namespaces"},
 	{verb: "watch", group: "apps", resource: "deployments"},

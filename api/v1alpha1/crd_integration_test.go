@@ -433,15 +433,27 @@ func toTyped(t *testing.T, u *unstructured.Unstructured, into any) {
 	must(t, runtime.DefaultUnstructuredConverter.FromUnstructured(u.Object, into))
 }
 
-// A RolloutCalendar is cluster-scoped and needs windows or freezes.
+// A RolloutCalendar is cluster-scoped and needs windows, freezes, a cap or a jitter; the cap is at
+// least 1 and the jitter at most a day.
 func TestIntegrationRolloutCalendars(t *testing.T) {
 	cal := func(name string, spec map[string]any) *unstructured.Unstructured {
 		return &unstructured.Unstructured{Object: map[string]any{"apiVersion": v1alpha1.GroupVersion.String(), "kind": "RolloutCalendar",
 			"metadata": map[string]any{"name": name}, "spec": spec}}
 	}
-	if err := k8s.Create(context.Background(), cal("empty", map[string]any{})); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), "a calendar needs windows, freezeWhile or both") {
-		t.Errorf("an empty calendar: %v", err)
+	for _, tc := range []struct {
+		spec map[string]any
+		want string
+	}{
+		{spec: map[string]any{}, want: "a calendar needs windows, freezeWhile, maxConcurrent or jitter"},
+		{spec: map[string]any{"maxConcurrent": 0}, want: "should be greater than or equal to 1"},
+		{spec: map[string]any{"jitter": "25h"}, want: "jitter must be a duration of at most 24h"},
+		{spec: map[string]any{"jitter": "soon"}, want: "jitter must be a duration of at most 24h"},
+	} {
+		if err := k8s.Create(context.Background(), cal("bad", tc.spec)); !apierrors.IsInvalid(err) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("spec %v: %v, want %q", tc.spec, err, tc.want)
+		}
 	}
+	must(t, k8s.Create(context.Background(), cal("waves", map[string]any{"maxConcurrent": 2, "jitter": "10m"})))
 	ok := cal("ops", map[string]any{"freezeWhile": []any{map[string]any{"name": "sev1", "query": `ALERTS{severity="critical"}`}}})
 	must(t, k8s.Create(context.Background(), ok))
 	if ok.GetNamespace() != "" {

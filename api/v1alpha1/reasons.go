@@ -6,6 +6,7 @@ const (
 	EventVersionHeld                 = "VersionHeld"                 // a version waits for the maintenance window
 	EventApprovalRequired            = "ApprovalRequired"            // a version waits for a person's approval (spec.approval)
 	EventReleaseAgeRequired          = "ReleaseAgeRequired"          // a version waits until it is spec.minReleaseAge old
+	EventRolloutSlotsTaken           = "RolloutSlotsTaken"           // a version waits for a slot of a RolloutCalendar (maxConcurrent)
 	EventUpdateStarting              = "UpdateStarting"              // a version was applied; its health check runs
 	EventUpdateComplete              = "UpdateComplete"              // the version passed its health check
 	EventUpdateRollback              = "UpdateRollback"              // the version failed; rolling back
@@ -29,27 +30,29 @@ const (
 // Condition reasons of RollingUpgradeConfig (besides the event reasons, which double as reasons of
 // the conditions they cause).
 const (
-	ReasonUpToDate           = "UpToDate"           // running the best eligible version
-	ReasonProgressing        = "Progressing"        // a health check is running
-	ReasonRollingBack        = "RollingBack"        // a rollback is being watched
-	ReasonWorkloadNotHealthy = "WorkloadNotHealthy" // no rollout starts on a broken workload
-	ReasonUnversioned        = "Unversioned"        // the running image has no semver tag: no automatic updates
-	ReasonTargetRefused      = "TargetRefused"      // a target-image set by hand breaks a rule (suspend, circuit, failed list)
-	ReasonPinned             = "Pinned"             // target-image pinned by digest: no automatic updates
-	ReasonSuspended          = "Suspended"          // spec.suspend
-	ReasonNotSemver          = "NotSemver"          // an ApplicationVersion whose version is not semver
-	ReasonNotATag            = "NotATag"            // an ApplicationVersion whose version cannot be an image tag
-	ReasonValid              = "Valid"              // an ApplicationVersion whose version is usable
-	ReasonWritten            = "Written"            // the last write put the status in Git (condition GitWriteBack)
-	ReasonAwaitingGitRecord  = "AwaitingGitRecord"  // a config that writes back reads its record in Git before any rollout
-	ReasonAwaitingGitOps     = "AwaitingGitOps"     // GitFirst: the committed image has yet to reach the workload
-	ReasonAwaitingApproval   = "AwaitingApproval"   // a version waits for rollgate.dev/approve (spec.approval)
-	ReasonAwaitingReleaseAge = "AwaitingReleaseAge" // a version waits until it is spec.minReleaseAge old
-	ReasonImageNotFound      = "ImageNotFound"      // spec.checkImage: the version's image is not in its registry
-	ReasonFrozen             = "Frozen"             // a deny window of spec.windows holds a version
-	ReasonSoaking            = "Soaking"            // the version is healthy and watched through spec.soakTime
-	ReasonAnalyzing          = "Analyzing"          // the version is healthy and its analysis needs more measurements
-	ReasonNoPrometheus       = "NoPrometheus"       // spec.analysis, but the manager has no --prometheus-url
+	ReasonUpToDate            = "UpToDate"            // running the best eligible version
+	ReasonProgressing         = "Progressing"         // a health check is running
+	ReasonRollingBack         = "RollingBack"         // a rollback is being watched
+	ReasonWorkloadNotHealthy  = "WorkloadNotHealthy"  // no rollout starts on a broken workload
+	ReasonUnversioned         = "Unversioned"         // the running image has no semver tag: no automatic updates
+	ReasonTargetRefused       = "TargetRefused"       // a target-image set by hand breaks a rule (suspend, circuit, failed list)
+	ReasonPinned              = "Pinned"              // target-image pinned by digest: no automatic updates
+	ReasonSuspended           = "Suspended"           // spec.suspend
+	ReasonNotSemver           = "NotSemver"           // an ApplicationVersion whose version is not semver
+	ReasonNotATag             = "NotATag"             // an ApplicationVersion whose version cannot be an image tag
+	ReasonValid               = "Valid"               // an ApplicationVersion whose version is usable
+	ReasonWritten             = "Written"             // the last write put the status in Git (condition GitWriteBack)
+	ReasonAwaitingGitRecord   = "AwaitingGitRecord"   // a config that writes back reads its record in Git before any rollout
+	ReasonAwaitingGitOps      = "AwaitingGitOps"      // GitFirst: the committed image has yet to reach the workload
+	ReasonAwaitingApproval    = "AwaitingApproval"    // a version waits for rollgate.dev/approve (spec.approval)
+	ReasonAwaitingReleaseAge  = "AwaitingReleaseAge"  // a version waits until it is spec.minReleaseAge old
+	ReasonImageNotFound       = "ImageNotFound"       // spec.checkImage: the version's image is not in its registry
+	ReasonFrozen              = "Frozen"              // a deny window of spec.windows holds a version
+	ReasonAwaitingRolloutSlot = "AwaitingRolloutSlot" // a RolloutCalendar's maxConcurrent rollouts are in flight
+	ReasonStaggered           = "Staggered"           // a version waits its part of a RolloutCalendar's jitter
+	ReasonSoaking             = "Soaking"             // the version is healthy and watched through spec.soakTime
+	ReasonAnalyzing           = "Analyzing"           // the version is healthy and its analysis needs more measurements
+	ReasonNoPrometheus        = "NoPrometheus"        // spec.analysis, but the manager has no --prometheus-url
 )
 
 // ConditionGitWriteBack is the condition of a config with spec.gitWriteBack: True (Written) once a

@@ -4,8 +4,9 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 )
 
-// RolloutCalendarSpec says which configs a calendar applies to, its windows and its freezes.
-// +kubebuilder:validation:XValidation:rule="has(self.windows) || has(self.freezeWhile)",message="a calendar needs windows, freezeWhile or both"
+// RolloutCalendarSpec says which configs a calendar applies to, its windows, its freezes and how
+// many of them roll out at once.
+// +kubebuilder:validation:XValidation:rule="has(self.windows) || has(self.freezeWhile) || has(self.maxConcurrent) || has(self.jitter)",message="a calendar needs windows, freezeWhile, maxConcurrent or jitter"
 type RolloutCalendarSpec struct {
 	// NamespaceSelector picks the namespaces whose configs the calendar applies to, by the
 	// namespaces' labels. Absent: every namespace.
@@ -35,6 +36,81 @@ type RolloutCalendarSpec struct {
 	// +listMapKey=name
 	// +optional
 	FreezeWhile []FreezeQuery `json:"freezeWhile,omitempty"`
+
+	// MaxConcurrent caps the rollouts in flight at once among the configs picked. A start takes
+	// one of the calendar's slots (status.rollouts) and, while all are taken, waits Pending with
+	// reason AwaitingRolloutSlot; the slot is given back with the verdict (Completed or rolled
+	// back). A rollback never waits for a slot. Absent: no cap.
+	// +kubebuilder:validation:Minimum=1
+	// +kubebuilder:validation:Maximum=1000
+	// +optional
+	MaxConcurrent *int32 `json:"maxConcurrent,omitempty"`
+
+	// Jitter spreads the starts of the configs picked: each config waits its own fixed part of
+	// the jitter (from a hash of its namespace and name) past the moment its version could have
+	// started, such as the calendar's opening, so that a window opening over many configs does
+	// not start them all in one second. Absent or 0: no wait.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$') && duration(self) <= duration('24h')",message="jitter must be a duration of at most 24h, e.g. 10m"
+	// +optional
+	Jitter *metav1.Duration `json:"jitter,omitempty"`
+}
+
+// RolloutCalendarStatus is what the calendar says now: whether its own windows let starts go
+// (the configs' own windows aside), until when, and the rollouts holding its slots.
+type RolloutCalendarStatus struct {
+	// ObservedGeneration is the generation of the spec the status describes.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Open: the calendar's windows let rollouts start now (freezeWhile aside, which each config
+	// asks before its start).
+	// +optional
+	Open bool `json:"open"`
+
+	// Window is the window that decides: the deny that closes the calendar, the allow that holds
+	// it open, or, closed, the allow it waits for. Empty when none decides (no allow windows and
+	// no deny open).
+	// +optional
+	Window string `json:"window,omitempty"`
+
+	// NextOpen is, while closed, when the calendar opens; absent while open, or when it does not
+	// open within what rollgate looks ahead.
+	// +optional
+	NextOpen *metav1.Time `json:"nextOpen,omitempty"`
+
+	// NextClose is, while open, when the calendar closes; absent while closed, or when it does
+	// not close within what rollgate looks ahead.
+	// +optional
+	NextClose *metav1.Time `json:"nextClose,omitempty"`
+
+	// Rollouts hold the slots of spec.maxConcurrent: one entry per config in flight, written by
+	// the config's reconcile before it starts (a write that fails when another took the last slot
+	// first) and removed with its verdict.
+	// +listType=map
+	// +listMapKey=namespace
+	// +listMapKey=name
+	// +optional
+	Rollouts []CalendarRollout `json:"rollouts,omitempty"`
+
+	// Conditions: Ready is False with reason InvalidSpec while a window cannot be read (no config
+	// the calendar picks starts then).
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+}
+
+// CalendarRollout is a slot of a calendar held by one config's rollout.
+type CalendarRollout struct {
+	// Namespace and Name of the config.
+	Namespace string `json:"namespace"`
+	Name      string `json:"name"`
+	// Version it rolls out.
+	Version string `json:"version"`
+	// Since is when it took the slot.
+	Since metav1.Time `json:"since"`
 }
 
 // FreezeQuery is a PromQL query whose series, while there are any, freeze rollouts.
@@ -60,12 +136,20 @@ type FreezeQuery struct {
 //
 // +kubebuilder:object:root=true
 // +kubebuilder:resource:scope=Cluster,shortName=rcal,categories=rollgate
+// +kubebuilder:subresource:status
+// +kubebuilder:printcolumn:name="Open",type=boolean,JSONPath=`.status.open`
+// +kubebuilder:printcolumn:name="Window",type=string,JSONPath=`.status.window`,priority=1
+// +kubebuilder:printcolumn:name="Next Open",type=string,JSONPath=`.status.nextOpen`
+// +kubebuilder:printcolumn:name="Next Close",type=string,JSONPath=`.status.nextClose`
+// +kubebuilder:printcolumn:name="Max",type=integer,JSONPath=`.spec.maxConcurrent`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type RolloutCalendar struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
 	Spec RolloutCalendarSpec `json:"spec"`
+	// +optional
+	Status RolloutCalendarStatus `json:"status,omitempty"`
 }
 
 // RolloutCalendarList is a list of RolloutCalendars.

@@ -172,6 +172,8 @@ func TestHoldReason(t *testing.T) {
 		{v1alpha1.PhasePending, v1alpha1.ReasonAwaitingReleaseAge, v1alpha1.ReasonAwaitingReleaseAge},
 		{v1alpha1.PhasePending, v1alpha1.ReasonImageNotFound, v1alpha1.ReasonImageNotFound},
 		{v1alpha1.PhasePending, v1alpha1.ReasonFrozen, v1alpha1.ReasonFrozen},
+		{v1alpha1.PhasePending, v1alpha1.ReasonStaggered, v1alpha1.ReasonStaggered},
+		{v1alpha1.PhasePending, v1alpha1.ReasonAwaitingRolloutSlot, v1alpha1.ReasonAwaitingRolloutSlot},
 		{v1alpha1.PhasePending, v1alpha1.EventRegistryUnavailable, ""},
 		{v1alpha1.PhaseInProgress, v1alpha1.ReasonSoaking, v1alpha1.ReasonSoaking},
 		{v1alpha1.PhaseInProgress, v1alpha1.ReasonAnalyzing, v1alpha1.ReasonAnalyzing},

@@ -35,6 +35,9 @@ func heldByCalendar(d *Decision, in Input, tag string, cal window.Decision) {
 		reason = v1alpha1.ReasonFrozen
 	}
 	calendarHold(reason, fmt.Sprintf("%s held until %s (%s)", tag, until, by), next, CalendarRecheck).apply(d, tag, in.Now)
+	if offset, _ := staggerOf(in); offset > 0 && !next.IsZero() {
+		d.RequeueAfter += offset // its part of the jitter past the opening: no look at the opening itself
+	}
 }
 
 // calendarHold is a hold by the calendar: a freeze that ends into a wait for an allow window (or

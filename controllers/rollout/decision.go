@@ -127,6 +127,10 @@ type Decision struct {
 	// made (spec.checkImage, spec.pinDigest): the controller asks, puts the answer in Input.Image
 	// and decides again. Nothing else of such a decision is carried out.
 	LookUp string
+	// ClaimSlot, when set, is a version about to start that needs a slot of each RolloutCalendar
+	// with spec.maxConcurrent among Input.Calendars: the controller claims them (ClaimSlots), puts
+	// the answers in Input.Slots and decides again. Nothing else of such a decision is carried out.
+	ClaimSlot string
 
 	old *v1alpha1.RollingUpgradeConfigStatus
 	now time.Time

@@ -53,9 +53,9 @@ func (h hold) apply(d *Decision, tag string, now time.Time) {
 }
 
 // HoldReason is the gate that holds a config's version: while Pending, the window (VersionHeld), a
-// deny window (Frozen),
-// a missing approval (AwaitingApproval), the release age (AwaitingReleaseAge) or an image the
-// registry does not have (ImageNotFound); in a health check, the verdict's own gates once the
+// deny window (Frozen), a missing approval (AwaitingApproval), the release age
+// (AwaitingReleaseAge), an image the registry does not have (ImageNotFound), a RolloutCalendar's
+// slots all taken (AwaitingRolloutSlot) or its jitter (Staggered); in a health check, the verdict's own gates once the
 // workload is healthy: the soak (Soaking), the analysis's missing measurements (Analyzing) or an
 // analysis that cannot measure (AnalysisInconclusive, also before the workload is healthy). ""
 // when no gate holds it (Ready says it waits for something else, or nothing waits).
@@ -66,7 +66,8 @@ func HoldReason(st *v1alpha1.RollingUpgradeConfigStatus) string {
 	}
 	switch {
 	case st.Phase == v1alpha1.PhasePending && (r.Reason == v1alpha1.EventVersionHeld || r.Reason == v1alpha1.ReasonFrozen || r.Reason == v1alpha1.ReasonAwaitingApproval ||
-		r.Reason == v1alpha1.ReasonAwaitingReleaseAge || r.Reason == v1alpha1.ReasonImageNotFound),
+		r.Reason == v1alpha1.ReasonAwaitingReleaseAge || r.Reason == v1alpha1.ReasonImageNotFound ||
+		r.Reason == v1alpha1.ReasonAwaitingRolloutSlot || r.Reason == v1alpha1.ReasonStaggered),
 		st.Phase == v1alpha1.PhaseInProgress && (r.Reason == v1alpha1.ReasonSoaking || r.Reason == v1alpha1.ReasonAnalyzing ||
 			r.Reason == v1alpha1.EventAnalysisInconclusive):
 		return r.Reason

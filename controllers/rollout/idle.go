@@ -280,7 +280,8 @@ func justCompleted(d *Decision) bool {
 }
 
 // gate starts the chosen version, or says what holds it: suspend, nothing newer, no version to
-// compare with, the circuit, a missing approval, the window, or an unhealthy workload.
+// compare with, the circuit, a missing approval, the window, an unhealthy workload, and last the
+// gates of a version about to start: the calendars' jitter and freezes, its image, their slots.
 func gate(d *Decision, in Input, w *Workload, calendar *window.Calendar, ch choice) {
 	st := &d.Status
 	rest := func() {
@@ -342,11 +343,11 @@ func gate(d *Decision, in Input, w *Workload, calendar *window.Calendar, ch choi
 		if ch.held != "" {
 			why += "; the newer " + ch.age.releaseNote(ch.held)
 		}
-		if frozenWhile(d, in, ch.tag) {
+		if staggered(d, in, ch.tag) || frozenWhile(d, in, ch.tag) {
 			return
 		}
 		img, ok := imageChecked(d, in, ch.tag)
-		if !ok {
+		if !ok || !slotsTaken(d, in, ch.tag) {
 			return
 		}
 		if img != in.Config.Spec.Image+":"+ch.tag {

@@ -53,6 +53,8 @@ type Input struct {
 	// Image is the registry's answer about the image a decision asked for (Decision.LookUp),
 	// for spec.checkImage and spec.pinDigest; nil before it asked.
 	Image *ImageLookup
+	// Slots answer the claims of Decision.ClaimSlot, by calendar name; nil before it asked.
+	Slots map[string]SlotAnswer
 }
 
 // FreezeAnswer is what Prometheus said of one freezeWhile query.

@@ -177,10 +177,13 @@ func (c *Calendar) nextOpen(t time.Time) (time.Time, *Rule) {
 // closes, and the openings tried by NextFit.
 const maxChain = 50
 
-// closesAt is the earliest instant after t when the calendar, open at t, closes: a deny starts,
+// ClosesAt is the earliest instant after t when the calendar, open at t, closes: a deny starts,
 // or the allow intervals that hold it open (one after another, when they overlap) all end. Zero
-// when neither comes within the search.
-func (c *Calendar) closesAt(t time.Time) time.Time {
+// when neither comes within the search, or it never closes.
+func (c *Calendar) ClosesAt(t time.Time) time.Time {
+	if c == nil {
+		return time.Time{}
+	}
 	var denyStart time.Time
 	for _, r := range c.rules {
 		if s := r.nextStart(t); r.Deny && !s.IsZero() && (denyStart.IsZero() || s.Before(denyStart)) {
@@ -221,7 +224,7 @@ func (c *Calendar) NextFit(now time.Time, d time.Duration) time.Time {
 		if open.IsZero() {
 			return time.Time{}
 		}
-		end := c.closesAt(open)
+		end := c.ClosesAt(open)
 		if end.IsZero() || end.Sub(open) >= d {
 			return open
 		}

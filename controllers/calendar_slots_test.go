@@ -1,0 +1,84 @@
+package controllers
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/runtime/schema"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/rollout"
+)
+
+// shardCache is the cache of a manager that holds only some configs: the others are not found
+// in it, as those of another shard.
+type shardCache struct {
+	client.Client
+	foreign string
+}
+
+func (s shardCache) Get(ctx context.Context, key client.ObjectKey, obj client.Object, opts ...client.GetOption) error {
+	if _, ok := obj.(*v1alpha1.RollingUpgradeConfig); ok && key.Name == s.foreign {
+		return apierrors.NewNotFound(schema.GroupResource{Group: v1alpha1.GroupVersion.Group, Resource: "rollingupgradeconfigs"}, key.Name)
+	}
+	return s.Client.Get(ctx, key, obj, opts...)
+}
+
+// Two configs that read the same calendar (the same cached copy, so both see its one slot free)
+// cannot both take it: the second write conflicts, is read afresh and refused. The slot is given
+// back by its holder, and is never taken from a rollout in flight that this manager's cache does
+// not hold (another shard's).
+func TestTheLastSlotIsTakenOnce(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	one := int32(1)
+	cal := &v1alpha1.RolloutCalendar{ObjectMeta: metav1.ObjectMeta{Name: "waves"}, Spec: v1alpha1.RolloutCalendarSpec{MaxConcurrent: &one}}
+	ruc := func(name string, annotations map[string]string) *v1alpha1.RollingUpgradeConfig {
+		return &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, Annotations: annotations}}
+	}
+	elsewhere := ruc("elsewhere", map[string]string{v1alpha1.UpdatePhaseAnnotation: rollout.StepHealthCheck})
+	c := fake.NewClientBuilder().WithScheme(newScheme(t)).WithStatusSubresource(&v1alpha1.RolloutCalendar{}).
+		WithObjects(cal, ruc("a", nil), ruc("b", nil), elsewhere).Build()
+	r := &RollingUpgradeConfigReconciler{Client: shardCache{Client: c, foreign: "elsewhere"}, APIReader: c, Calendars: true}
+	var cached v1alpha1.RolloutCalendar
+	if err := c.Get(ctx, client.ObjectKeyFromObject(cal), &cached); err != nil {
+		t.Fatal(err)
+	}
+	claim := func(name string, at time.Time) rollout.SlotAnswer {
+		t.Helper()
+		in := rollout.Input{Now: at, Config: ruc(name, nil), Calendars: []*v1alpha1.RolloutCalendar{&cached}}
+		return r.claimSlots(ctx, in, "1.1.0")["waves"]
+	}
+	if a := claim("a", now); !a.Granted {
+		t.Fatalf("a, first: %+v", a)
+	}
+	if b := claim("b", now); b.Granted || len(b.Holders) != 1 || b.Holders[0] != "shop/a (1.1.0)" || b.Problem != "" {
+		t.Errorf("b, with the stale copy: %+v; want refused, a named", b)
+	}
+	if err := r.releaseSlots(ctx, ruc("a", nil)); err != nil {
+		t.Fatal(err)
+	}
+	if b := claim("b", now); !b.Granted {
+		t.Errorf("b, after a gave its slot back: %+v", b)
+	}
+
+	// A slot held by a config of another shard, in flight, counts even past the grace.
+	if err := r.releaseSlots(ctx, ruc("b", nil)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(ctx, client.ObjectKeyFromObject(cal), &cached); err != nil {
+		t.Fatal(err)
+	}
+	cached.Status.Rollouts = []v1alpha1.CalendarRollout{{Namespace: "shop", Name: "elsewhere", Version: "3.0.0", Since: metav1.NewTime(now.Add(-time.Hour))}}
+	if err := c.Status().Update(ctx, &cached); err != nil {
+		t.Fatal(err)
+	}
+	if a := claim("a", now); a.Granted {
+		t.Errorf("a, while another shard's rollout holds the slot: %+v; want refused", a)
+	}
+}

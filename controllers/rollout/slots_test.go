@@ -1,0 +1,98 @@
+package rollout
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+)
+
+func slot(name, version string, since time.Time) v1alpha1.CalendarRollout {
+	return v1alpha1.CalendarRollout{Namespace: "shop", Name: name, Version: version, Since: metav1.NewTime(since)}
+}
+
+// A claim takes a free slot, keeps the one its config holds, and reclaims the slots of rollouts
+// that ended: a config that is gone at once, one idle past SlotGrace (a claim whose start never
+// came), never one in flight or one that has only just claimed.
+func TestClaimTakesAFreeSlotOnly(t *testing.T) {
+	self := types.NamespacedName{Namespace: "shop", Name: "web"}
+	holders := map[string]Holder{"api": HolderInFlight, "gone": HolderGone, "idle": HolderIdle}
+	holder := func(s v1alpha1.CalendarRollout) Holder { return holders[s.Name] }
+	for _, tc := range []struct {
+		name    string
+		slots   []v1alpha1.CalendarRollout
+		limit   int
+		granted bool
+		want    string // the names holding slots after the claim
+	}{
+		{name: "a free slot", slots: nil, limit: 1, granted: true, want: "web"},
+		{name: "the one slot taken by a rollout in flight", slots: []v1alpha1.CalendarRollout{slot("api", "2.0.0", now.Add(-time.Hour))}, limit: 1, want: "api"},
+		{name: "two slots, one taken", slots: []v1alpha1.CalendarRollout{slot("api", "2.0.0", now.Add(-time.Hour))}, limit: 2, granted: true, want: "api,web"},
+		{name: "its own slot, renewed for the version", slots: []v1alpha1.CalendarRollout{slot("api", "2.0.0", now), slot("web", "1.0.0", now.Add(-time.Hour))},
+			limit: 1, granted: true, want: "api,web"},
+		{name: "a slot of a deleted config", slots: []v1alpha1.CalendarRollout{slot("gone", "2.0.0", now)}, limit: 1, granted: true, want: "web"},
+		{name: "a slot of an idle config, claimed a moment ago", slots: []v1alpha1.CalendarRollout{slot("idle", "2.0.0", now.Add(-time.Second))}, limit: 1, want: "idle"},
+		{name: "a slot of an idle config past the grace", slots: []v1alpha1.CalendarRollout{slot("idle", "2.0.0", now.Add(-SlotGrace))}, limit: 1, granted: true, want: "web"},
+	} {
+		got, granted := Claim(tc.slots, tc.limit, self, "1.1.0", now, holder)
+		var names []string
+		for _, s := range got {
+			names = append(names, s.Name)
+			if s.Name == "web" && (s.Version != "1.1.0" || !s.Since.Time.Equal(now)) {
+				t.Errorf("%s: its slot %+v, want 1.1.0 since now", tc.name, s)
+			}
+		}
+		if granted != tc.granted || strings.Join(names, ",") != tc.want {
+			t.Errorf("%s: granted %v, slots %v; want %v, %s", tc.name, granted, names, tc.granted, tc.want)
+		}
+	}
+	if got := Release([]v1alpha1.CalendarRollout{slot("api", "2.0.0", now), slot("web", "1.1.0", now)}, self); len(got) != 1 || got[0].Name != "api" {
+		t.Errorf("released: %+v, want api's slot alone", got)
+	}
+}
+
+// A version about to start under a calendar with maxConcurrent asks for its slots first; it
+// starts once granted, and a refusal holds it Pending, naming the holders, with one event.
+func TestAStartTakesACalendarSlot(t *testing.T) {
+	one := int32(1)
+	waves := &v1alpha1.RolloutCalendar{ObjectMeta: metav1.ObjectMeta{Name: "waves"}, Spec: v1alpha1.RolloutCalendarSpec{MaxConcurrent: &one}}
+	in := func(cfg *v1alpha1.RollingUpgradeConfig, slots map[string]SlotAnswer) Input {
+		return Input{Now: now, Config: cfg, Workload: deploymentAt("1.0.0", healthy), Candidates: av("1.1.0"),
+			Calendars: []*v1alpha1.RolloutCalendar{waves}, Slots: slots}
+	}
+	cfg := config(current("1.0.0"))
+	if d := Decide(in(cfg, nil)); d.ClaimSlot != "1.1.0" || d.Outcome != OutcomeNone {
+		t.Fatalf("about to start: claims %q, outcome %q; want the slot claimed first", d.ClaimSlot, d.Outcome)
+	}
+	if d := Decide(in(cfg, map[string]SlotAnswer{"waves": {Granted: true}})); d.Outcome != OutcomeStarted {
+		t.Errorf("granted: outcome %q, want a start", d.Outcome)
+	}
+	for _, tc := range []struct {
+		answer SlotAnswer
+		want   string
+	}{
+		{answer: SlotAnswer{Holders: []string{"shop/api (2.0.0)"}}, want: "1.1.0 waits for a rollout slot: RolloutCalendar waves allows 1 rollouts at once, and shop/api (2.0.0) hold its slots"},
+		{answer: SlotAnswer{Problem: "the server is on fire"}, want: "a slot of RolloutCalendar waves could not be taken: the server is on fire"},
+	} {
+		d := Decide(in(cfg, map[string]SlotAnswer{"waves": tc.answer}))
+		r := condition(d, meta.ReadyCondition)
+		if d.Outcome != OutcomeNone || d.Status.Phase != v1alpha1.PhasePending || r.Reason != v1alpha1.ReasonAwaitingRolloutSlot ||
+			!strings.Contains(r.Message, tc.want) || d.RequeueAfter != SlotRecheck || reasons(d.Events) != "VersionAvailable,RolloutSlotsTaken" {
+			t.Errorf("refused: outcome %q, phase %s, Ready %+v, next look %s, events %s; want held with %q",
+				d.Outcome, d.Status.Phase, r, d.RequeueAfter, reasons(d.Events), tc.want)
+		}
+		if again := Decide(in(next(cfg, d), map[string]SlotAnswer{"waves": tc.answer})); len(again.Events) != 0 {
+			t.Errorf("still refused: events %s, want none", reasons(again.Events))
+		}
+	}
+	// A rollback is never held for a slot: it is not a start.
+	fail := config(current("1.0.0"), inFlight(StepHealthCheck, repo+":1.1.0", now.Add(-time.Hour)))
+	if d := Decide(Input{Now: now, Config: fail, Workload: deploymentAt("1.1.0", pending), Calendars: []*v1alpha1.RolloutCalendar{waves}}); d.ClaimSlot != "" || d.Outcome != OutcomeFailed {
+		t.Errorf("a failed check under a full calendar: claims %q, outcome %q; want rolled back", d.ClaimSlot, d.Outcome)
+	}
+}
