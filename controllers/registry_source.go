@@ -64,19 +64,12 @@ func (s registrySource) candidates(ctx context.Context, ruc *v1alpha1.RollingUpg
 // answer's problem is in rollgate's words (registry.Error): the registry's own are for the log.
 func (s registrySource) lookUp(ctx context.Context, ruc *v1alpha1.RollingUpgradeConfig, pod *corev1.PodSpec, img string) *rollout.ImageLookup {
 	l := &rollout.ImageLookup{Image: img}
-	var resolver registry.DigestResolver
-	if s.cache != nil {
-		resolver, _ = s.cache.Lister.(registry.DigestResolver)
-	}
-	if resolver == nil {
-		l.Problem = "the manager's registry client cannot look images up"
+	resolver, keychain, problem := clientFor[registry.DigestResolver](ctx, s, ruc, pod)
+	if problem != "" {
+		l.Problem = problem
 		return l
 	}
-	keychain, _, err := s.keychain(ctx, ruc.Namespace, pod)
-	if err != nil {
-		l.Problem = "reading the workload's pull secrets: " + err.Error()
-		return l
-	}
+	var err error
 	l.Digest, err = resolver.Digest(ctx, img, keychain)
 	switch {
 	case errors.Is(err, registry.ErrImageNotFound):
@@ -86,6 +79,38 @@ func (s registrySource) lookUp(ctx context.Context, ruc *v1alpha1.RollingUpgrade
 		l.Problem = err.Error()
 	}
 	return l
+}
+
+// created reads the build time of img with the workload's pull credentials.
+func (s registrySource) created(ctx context.Context, ruc *v1alpha1.RollingUpgradeConfig, pod *corev1.PodSpec, img string) rollout.CreatedAnswer {
+	reader, keychain, problem := clientFor[registry.CreationReader](ctx, s, ruc, pod)
+	if problem != "" {
+		return rollout.CreatedAnswer{Problem: problem}
+	}
+	at, err := reader.Created(ctx, img, keychain)
+	if err != nil {
+		logf.FromContext(ctx).V(1).Info("reading the build time of an image failed", "image", img, "detail", errors.Unwrap(err))
+		return rollout.CreatedAnswer{Problem: err.Error()}
+	}
+	return rollout.CreatedAnswer{At: at}
+}
+
+// clientFor is the manager's registry client as a C, with the workload's pull credentials, or
+// why there are none.
+func clientFor[C any](ctx context.Context, s registrySource, ruc *v1alpha1.RollingUpgradeConfig, pod *corev1.PodSpec) (C, authn.Keychain, string) {
+	var c C
+	ok := false
+	if s.cache != nil {
+		c, ok = s.cache.Lister.(C)
+	}
+	if !ok {
+		return c, nil, "the manager's registry client cannot look images up"
+	}
+	keychain, _, err := s.keychain(ctx, ruc.Namespace, pod)
+	if err != nil {
+		return c, nil, "reading the workload's pull secrets: " + err.Error()
+	}
+	return c, keychain, ""
 }
 
 // keychain gathers the pull secrets of the pod spec and its service account.

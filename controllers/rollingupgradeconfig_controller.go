@@ -77,13 +77,16 @@ func (r *RollingUpgradeConfigReconciler) Reconcile(ctx context.Context, req ctrl
 	return ctrl.Result{RequeueAfter: d.RequeueAfter}, nil
 }
 
-// decide lets rollout.Decide choose, and answers what a decision asks first: a RolloutCalendar's
-// freezeWhile queries, the registry's word on an image (spec.checkImage, spec.pinDigest), the
-// calendars' slots. Each is asked at most once, then the decision is made again with the answer.
+// decide lets rollout.Decide choose, and answers what a decision asks first: the build times of
+// young versions' images (spec.minReleaseAge), a RolloutCalendar's freezeWhile queries, the
+// registry's word on an image (spec.checkImage, spec.pinDigest), the calendars' slots. Each is
+// asked at most once, then the decision is made again with the answer.
 func (r *RollingUpgradeConfigReconciler) decide(ctx context.Context, in rollout.Input, w *workload) rollout.Decision {
 	d := rollout.Decide(in)
-	for range 3 {
+	for range 4 {
 		switch {
+		case len(d.ReadCreated) > 0 && in.Created == nil && w != nil:
+			in.Created = r.readCreated(ctx, in, w, d.ReadCreated)
 		case d.AskFreezes && in.Freezes == nil:
 			in.Freezes = r.askFreezes(ctx, in)
 		case d.LookUp != "" && in.Image == nil && w != nil:
@@ -138,6 +141,22 @@ func (r *RollingUpgradeConfigReconciler) lookUp(ctx context.Context, in rollout.
 	}
 	defer r.Waits.give()
 	return r.registry().lookUp(ctx, in.Config, w.podSpec(), img)
+}
+
+// readCreated asks the registry for the build times of the images of tags, within a wait slot.
+func (r *RollingUpgradeConfigReconciler) readCreated(ctx context.Context, in rollout.Input, w *workload, tags []string) map[string]rollout.CreatedAnswer {
+	out := map[string]rollout.CreatedAnswer{}
+	if !r.Waits.take() {
+		for _, tag := range tags {
+			out[tag] = rollout.CreatedAnswer{Problem: "not read: " + allWaiting}
+		}
+		return out
+	}
+	defer r.Waits.give()
+	for _, tag := range tags {
+		out[tag] = r.registry().created(ctx, in.Config, w.podSpec(), in.Config.Spec.Image+":"+tag)
+	}
+	return out
 }
 
 // reportPanic turns a panic in one config's reconcile into an error for that config alone (retried

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/crane"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
 	"github.com/rollgate/rollgate/controllers/registry/registrytest"
@@ -58,5 +59,47 @@ func TestScenarioPinDigestAndMissingImages(t *testing.T) {
 	}
 	if get := mustKubectl(t, "-n", s.ns, "describe", "ruc", "app"); !strings.Contains(get, digest) {
 		t.Errorf("kubectl describe ruc does not show the digest %s", digest)
+	}
+}
+
+// TestScenarioTheImageDatesItsRelease: a config with spec.checkImage and spec.minReleaseAge 1h,
+// whose ApplicationVersion dates nothing, on a registry on 127.0.0.1. A version whose image was
+// built two hours ago rolls out at once (by its first sight it would wait an hour); one built an
+// hour less 25 seconds ago waits AwaitingReleaseAge, dated by its build, and starts once an hour
+// old, not before.
+func TestScenarioTheImageDatesItsRelease(t *testing.T) {
+	inNamespaceOnly(t)
+	s := newScenario(t, "built")
+	host := startRegistry(t, "1.0.0")
+	repo := host + "/demo/app"
+	av := appVersion("1.0.0")
+	av.Spec.Image = repo
+	s.create(deployment(s.ns, "app", repo+":1.0.0", 1), av, config(func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Spec.Image = repo
+		c.Spec.CheckImage = true
+		c.Spec.MinReleaseAge = &metav1.Duration{Duration: time.Hour}
+	}))
+	s.start(allowLoopbackRegistries)
+	s.waitConfig(time.Minute, "the running version is recorded", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.0.0" })
+
+	registrytest.PushCreated(t, host, "demo/app", time.Now().Add(-2*time.Hour), "1.1.0")
+	s.announce("1.1.0")
+	c := s.completed("1.1.0", 1, time.Minute)
+	if seen := c.Status.SeenVersions; len(seen) != 0 {
+		t.Errorf("after 1.1.0: seen versions %+v, want none above the current version", seen)
+	}
+
+	built := time.Now().UTC().Add(-time.Hour + 25*time.Second).Truncate(time.Second)
+	registrytest.PushCreated(t, host, "demo/app", built, "1.2.0")
+	s.announce("1.2.0")
+	eligible := built.Add(time.Hour)
+	c = s.waitConfig(time.Minute, "1.2.0 waits, dated by its build", readyReason(v1alpha1.ReasonAwaitingReleaseAge,
+		"1.2.0 is eligible from "+eligible.Format(time.RFC3339)+": built "+built.Format(time.RFC3339)))
+	if c.Status.NextWindow == nil || !c.Status.NextWindow.Time.Equal(eligible) {
+		t.Errorf("while too young: next window %v, want %s", c.Status.NextWindow, eligible)
+	}
+	c = s.completed("1.2.0", 2, time.Minute)
+	if started := c.Status.VersionHistory[len(c.Status.VersionHistory)-1].AppliedAt; started.Time.Before(eligible) {
+		t.Errorf("1.2.0 started %s, before it was an hour old (%s)", started.UTC().Format(time.RFC3339), eligible.Format(time.RFC3339))
 	}
 }

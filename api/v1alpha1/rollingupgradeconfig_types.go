@@ -294,7 +294,9 @@ type RollingUpgradeConfigSpec struct {
 	// MinReleaseAge makes a version eligible only this long after its release: fresh releases are
 	// the riskiest. The release time is the earliest any source knows (an ApplicationVersion's
 	// spec.releasedAt, which `rollgate renovate import` sets from Renovate's releaseTimestamp),
-	// else when rollgate first saw the version (status.seenVersions). While the newest version is
+	// else, for a config that reads its registry anyway (a registry source, spec.checkImage or
+	// spec.pinDigest), the build time in the image's config, else when rollgate first saw the
+	// version (status.seenVersions). While the newest version is
 	// too young, the newest one old enough is rolled out; when none is, the newest waits Pending
 	// (Ready reason AwaitingReleaseAge) until the instant it becomes eligible. Unset: no wait.
 	// +kubebuilder:validation:Type=string
@@ -446,6 +448,15 @@ type SeenVersion struct {
 	Version string `json:"version"`
 	// FirstSeen is when a source first announced it to rollgate.
 	FirstSeen metav1.Time `json:"firstSeen"`
+	// ImageCreated is the build time ("created") in the config of the version's image, read once
+	// from its registry for a version no source dates, when the config reads its registry anyway;
+	// it counts as the release time. Absent when it could not be read, or was no time a release
+	// can have (none, 1970 from a reproducible build, or later than now).
+	// +optional
+	ImageCreated *metav1.Time `json:"imageCreated,omitempty"`
+	// ImageRead: the registry was asked for ImageCreated; it is not asked again.
+	// +optional
+	ImageRead bool `json:"imageRead,omitempty"`
 }
 
 // RecordedTarget names the workload and container a status was recorded for.

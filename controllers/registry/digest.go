@@ -28,34 +28,55 @@ const DefaultLookUpTimeout = 10 * time.Second
 // without the digest), and returns its digest, sha256:…. A manifest the registry does not have is
 // ErrImageNotFound; any other failure is an *Error, in rollgate's words as a listing's are.
 func (r Remote) Digest(ctx context.Context, image string, keychain authn.Keychain) (string, error) {
-	ref, err := name.ParseReference(image, name.WeakValidation)
+	l, err := r.lookUp(ctx, image, keychain)
 	if err != nil {
 		return "", err
 	}
-	// A look-up runs inside a reconcile: a listing's longer timeout does not apply to it.
-	timeout := DefaultLookUpTimeout
-	if r.Timeout > 0 {
-		timeout = min(r.Timeout, timeout)
-	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	var retryAfter time.Duration
-	opts := r.options(ctx, keychain, &retryAfter)
-	desc, err := remote.Head(ref, opts...)
+	defer l.cancel()
+	desc, err := remote.Head(l.ref, l.opts...)
 	if err == nil && desc.Digest.Hex != "" {
 		return desc.Digest.String(), nil
 	}
 	if notFound(err) {
 		return "", ErrImageNotFound
 	}
-	got, err := remote.Get(ref, opts...)
-	switch {
-	case notFound(err):
-		return "", ErrImageNotFound
-	case err != nil:
-		return "", classify(err, retryAfter)
+	got, err := remote.Get(l.ref, l.opts...)
+	if err != nil {
+		return "", l.failed(err)
 	}
 	return got.Digest.String(), nil
+}
+
+// lookUp is one look-up of an image: its reference, and the options of its requests, bounded by
+// one timeout (it runs inside a reconcile: a listing's longer timeout does not apply to it).
+type lookUp struct {
+	ref        name.Reference
+	opts       []remote.Option
+	retryAfter time.Duration
+	cancel     context.CancelFunc
+}
+
+func (r Remote) lookUp(ctx context.Context, image string, keychain authn.Keychain) (*lookUp, error) {
+	ref, err := name.ParseReference(image, name.WeakValidation)
+	if err != nil {
+		return nil, err
+	}
+	timeout := DefaultLookUpTimeout
+	if r.Timeout > 0 {
+		timeout = min(r.Timeout, timeout)
+	}
+	l := &lookUp{ref: ref}
+	ctx, l.cancel = context.WithTimeout(ctx, timeout)
+	l.opts = r.options(ctx, keychain, &l.retryAfter)
+	return l, nil
+}
+
+// failed is the look-up's error: ErrImageNotFound for a 404, else an *Error.
+func (l *lookUp) failed(err error) error {
+	if notFound(err) {
+		return ErrImageNotFound
+	}
+	return classify(err, l.retryAfter)
 }
 
 func notFound(err error) bool {

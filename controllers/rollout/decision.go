@@ -131,6 +131,10 @@ type Decision struct {
 	// with spec.maxConcurrent among Input.Calendars: the controller claims them (ClaimSlots), puts
 	// the answers in Input.Slots and decides again. Nothing else of such a decision is carried out.
 	ClaimSlot string
+	// ReadCreated, when set, are versions whose release time the build time of their image may
+	// give (spec.minReleaseAge): the controller reads them from the registry, puts the answers in
+	// Input.Created and decides again. Nothing else of such a decision is carried out.
+	ReadCreated []string
 
 	old *v1alpha1.RollingUpgradeConfigStatus
 	now time.Time

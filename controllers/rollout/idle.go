@@ -41,6 +41,9 @@ func idle(d *Decision, in Input) {
 		return
 	}
 	choice := choose(d, in, policy)
+	if len(d.ReadCreated) > 0 {
+		return // the choice may change with the build times
+	}
 	gate(d, in, w, calendar, choice)
 }
 
@@ -250,6 +253,7 @@ func choose(d *Decision, in Input, policy *version.Policy) choice {
 	ch := policy.ChooseHeld(tags, st.CurrentVersion, st.FailedVersions, hold)
 	if age != nil {
 		age.record(st)
+		d.ReadCreated = age.wanted(ch.Tag)
 	} else {
 		st.SeenVersions = nil // first sights count only while the config asks for an age
 	}

@@ -55,6 +55,15 @@ type Input struct {
 	Image *ImageLookup
 	// Slots answer the claims of Decision.ClaimSlot, by calendar name; nil before it asked.
 	Slots map[string]SlotAnswer
+	// Created answers Decision.ReadCreated: the build times of the versions' images, by tag;
+	// nil before it asked.
+	Created map[string]CreatedAnswer
+}
+
+// CreatedAnswer is what the registry said of the build time of one version's image.
+type CreatedAnswer struct {
+	At      time.Time // zero when the image has none
+	Problem string    // why it could not be read
 }
 
 // FreezeAnswer is what Prometheus said of one freezeWhile query.

@@ -8,6 +8,7 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/utils/ptr"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
 )
@@ -111,4 +112,77 @@ func TestFirstSightsAreKept(t *testing.T) {
 	if d := Decide(Input{Now: now, Config: cfg, Workload: deploymentAt("1.0.0", healthy), Candidates: av("1.1.0")}); d.Status.SeenVersions != nil {
 		t.Errorf("minReleaseAge removed: %v kept", d.Status.SeenVersions)
 	}
+}
+
+// For a config that reads its registry anyway, a version no source dates counts from the build
+// time of its image, read once (at most MaxCreatedReads a look) and recorded: built long ago it
+// starts at once, built a moment ago it waits. A build time no release can have (1970, the future,
+// none) or one the registry cannot tell leaves the first sight.
+func TestTheImageBuildTimeDatesAVersion(t *testing.T) {
+	checked := func(c *v1alpha1.RollingUpgradeConfig) { c.Spec.CheckImage = true }
+	in := func(cfg *v1alpha1.RollingUpgradeConfig, created map[string]CreatedAnswer, tags ...string) Input {
+		return Input{Now: now, Config: cfg, Workload: deploymentAt("1.0.0", healthy), Candidates: av(tags...), Created: created,
+			Image: &ImageLookup{Image: repo + ":1.1.0", Digest: "sha256:" + strings.Repeat("a", 64)}}
+	}
+	cfg := config(current("1.0.0"), minAge(24*time.Hour), checked)
+	if d := Decide(in(cfg, nil, "1.1.0")); !slicesEqual(d.ReadCreated, "1.1.0") || d.Outcome != OutcomeNone {
+		t.Fatalf("a young undated version: reads %v, outcome %q; want its build time read first", d.ReadCreated, d.Outcome)
+	}
+	if d := Decide(in(config(current("1.0.0"), minAge(24*time.Hour)), nil, "1.1.0")); d.ReadCreated != nil {
+		t.Errorf("a config that does not read its registry: reads %v", d.ReadCreated)
+	}
+	var many []string
+	for i := range 5 {
+		many = append(many, "1.1."+strconv.Itoa(i))
+	}
+	if d := Decide(in(cfg, nil, many...)); !slicesEqual(d.ReadCreated, "1.1.4", "1.1.3", "1.1.2") {
+		t.Errorf("five young versions: reads %v, want the newest %d", d.ReadCreated, MaxCreatedReads)
+	}
+	old := cfg.DeepCopy()
+	old.Status.SeenVersions = []v1alpha1.SeenVersion{{Version: "1.1.0", FirstSeen: metav1.NewTime(now.Add(-48 * time.Hour))}}
+	if d := Decide(in(old, nil, many...)); !slicesEqual(d.ReadCreated, "1.1.4", "1.1.3", "1.1.2") {
+		t.Errorf("five versions, 1.1.0 old enough: reads %v, want only newer ones", d.ReadCreated)
+	}
+	old.Status.SeenVersions = append(old.Status.SeenVersions, v1alpha1.SeenVersion{Version: "1.1.3", FirstSeen: metav1.NewTime(now.Add(-48 * time.Hour))})
+	if d := Decide(in(old, nil, many...)); !slicesEqual(d.ReadCreated, "1.1.4") {
+		t.Errorf("1.1.3 old enough: reads %v, want 1.1.4 alone", d.ReadCreated)
+	}
+
+	for _, tc := range []struct {
+		name    string
+		answer  CreatedAnswer
+		started bool
+		note    string // in Ready's message while it waits
+		built   *time.Time
+	}{
+		{name: "built two days ago: starts", answer: CreatedAnswer{At: now.Add(-48 * time.Hour)}, started: true, built: ptr.To(now.Add(-48 * time.Hour))},
+		{name: "built an hour ago: waits from then", answer: CreatedAnswer{At: now.Add(-time.Hour)},
+			note: "1.1.0 is eligible from 2026-12-02T01:00:00Z: built 2026-12-01T01:00:00Z", built: ptr.To(now.Add(-time.Hour))},
+		{name: "a reproducible build's 1970", answer: CreatedAnswer{At: time.Unix(0, 0)}, note: "first seen by rollgate 2026-12-01T02:00:00Z"},
+		{name: "a build time in the future", answer: CreatedAnswer{At: now.Add(time.Hour)}, note: "first seen by rollgate"},
+		{name: "no build time", answer: CreatedAnswer{}, note: "first seen by rollgate"},
+		{name: "the registry cannot tell", answer: CreatedAnswer{Problem: "unreachable"}, note: "first seen by rollgate"},
+	} {
+		d := Decide(in(cfg, map[string]CreatedAnswer{"1.1.0": tc.answer}, "1.1.0"))
+		r := condition(d, meta.ReadyCondition)
+		switch {
+		case tc.started && d.Outcome != OutcomeStarted:
+			t.Errorf("%s: outcome %q, Ready %+v; want a start", tc.name, d.Outcome, r)
+		case !tc.started && (d.Outcome != OutcomeNone || r.Reason != v1alpha1.ReasonAwaitingReleaseAge || !strings.Contains(r.Message, tc.note)):
+			t.Errorf("%s: outcome %q, Ready %+v; want it held with %q", tc.name, d.Outcome, r, tc.note)
+		}
+		seen := d.Status.SeenVersions
+		if len(seen) != 1 || !seen[0].ImageRead || (tc.built == nil) != (seen[0].ImageCreated == nil) ||
+			(tc.built != nil && !seen[0].ImageCreated.Time.Equal(*tc.built)) {
+			t.Errorf("%s: recorded %+v, want the read and the build time %v", tc.name, seen, tc.built)
+		}
+		// Read once: the next look asks nothing, and judges by what was recorded.
+		if again := Decide(in(next(cfg, d), nil, "1.1.0")); !tc.started && (again.ReadCreated != nil || again.Outcome != OutcomeNone || len(again.Events) != 0) {
+			t.Errorf("%s, the next look: reads %v, outcome %q, events %s", tc.name, again.ReadCreated, again.Outcome, reasons(again.Events))
+		}
+	}
+}
+
+func slicesEqual(got []string, want ...string) bool {
+	return strings.Join(got, ",") == strings.Join(want, ",")
 }

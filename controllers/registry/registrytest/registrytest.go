@@ -7,9 +7,12 @@ import (
 	"log"
 	"net/http"
 	"testing"
+	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
+	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
 )
@@ -22,9 +25,21 @@ func Handler() http.Handler {
 // Push writes one random image to host/repository under every tag.
 func Push(t testing.TB, host, repository string, tags ...string) {
 	t.Helper()
+	PushCreated(t, host, repository, time.Time{}, tags...)
+}
+
+// PushCreated writes one random image built at created (its config's "created"; zero: none) to
+// host/repository under every tag.
+func PushCreated(t testing.TB, host, repository string, created time.Time, tags ...string) {
+	t.Helper()
 	img, err := random.Image(128, 1)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if !created.IsZero() {
+		if img, err = mutate.CreatedAt(img, v1.Time{Time: created}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	for _, tag := range tags {
 		ref, err := name.NewTag(host + "/" + repository + ":" + tag)
