@@ -11,6 +11,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
+	clocktesting "k8s.io/utils/clock/testing"
+
 	"github.com/rollgate/rollgate/api/v1alpha1"
 	"github.com/rollgate/rollgate/controllers/rollout"
 )
@@ -44,7 +46,8 @@ func TestTheLastSlotIsTakenOnce(t *testing.T) {
 	elsewhere := ruc("elsewhere", map[string]string{v1alpha1.UpdatePhaseAnnotation: rollout.StepHealthCheck})
 	c := fake.NewClientBuilder().WithScheme(newScheme(t)).WithStatusSubresource(&v1alpha1.RolloutCalendar{}).
 		WithObjects(cal, ruc("a", nil), ruc("b", nil), elsewhere).Build()
-	r := &RollingUpgradeConfigReconciler{Client: shardCache{Client: c, foreign: "elsewhere"}, APIReader: c, Calendars: true}
+	r := &RollingUpgradeConfigReconciler{Client: shardCache{Client: c, foreign: "elsewhere"}, APIReader: c, Calendars: true,
+		Clock: clocktesting.NewFakePassiveClock(now)}
 	var cached v1alpha1.RolloutCalendar
 	if err := c.Get(ctx, client.ObjectKeyFromObject(cal), &cached); err != nil {
 		t.Fatal(err)
@@ -74,11 +77,47 @@ func TestTheLastSlotIsTakenOnce(t *testing.T) {
 	if err := c.Get(ctx, client.ObjectKeyFromObject(cal), &cached); err != nil {
 		t.Fatal(err)
 	}
-	cached.Status.Rollouts = []v1alpha1.CalendarRollout{{Namespace: "shop", Name: "elsewhere", Version: "3.0.0", Since: metav1.NewTime(now.Add(-time.Hour))}}
+	cached.Status.Rollouts = []v1alpha1.CalendarRollout{{Namespace: "shop", Name: "elsewhere", Version: "3.0.0", Since: metav1.NewTime(now.Add(-5 * time.Minute))}}
 	if err := c.Status().Update(ctx, &cached); err != nil {
 		t.Fatal(err)
 	}
 	if a := claim("a", now); a.Granted {
 		t.Errorf("a, while another shard's rollout holds the slot: %+v; want refused", a)
+	}
+}
+
+// A config picked by two capped calendars takes a slot of both or of neither: a slot it took of
+// the first is given back when the second refuses, so that no config holds a slot it cannot use
+// while another that could waits.
+func TestSlotsAreTakenAllOrNone(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	one := int32(1)
+	free := &v1alpha1.RolloutCalendar{ObjectMeta: metav1.ObjectMeta{Name: "a-free"}, Spec: v1alpha1.RolloutCalendarSpec{MaxConcurrent: &one}}
+	full := &v1alpha1.RolloutCalendar{ObjectMeta: metav1.ObjectMeta{Name: "b-full"}, Spec: v1alpha1.RolloutCalendarSpec{MaxConcurrent: &one},
+		Status: v1alpha1.RolloutCalendarStatus{Rollouts: []v1alpha1.CalendarRollout{{Namespace: "shop", Name: "api", Version: "2.0.0", Since: metav1.NewTime(now)}}}}
+	api := &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "api",
+		Annotations: map[string]string{v1alpha1.UpdatePhaseAnnotation: rollout.StepHealthCheck}}}
+	web := &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}}
+	c := fake.NewClientBuilder().WithScheme(newScheme(t)).WithStatusSubresource(&v1alpha1.RolloutCalendar{}).WithObjects(free, full, api, web).Build()
+	r := &RollingUpgradeConfigReconciler{Client: c, APIReader: c, Calendars: true, Clock: clocktesting.NewFakePassiveClock(now)}
+	var cals []*v1alpha1.RolloutCalendar
+	for _, name := range []string{"b-full", "a-free"} { // claimed by name, whatever the order
+		var cal v1alpha1.RolloutCalendar
+		if err := c.Get(ctx, client.ObjectKey{Name: name}, &cal); err != nil {
+			t.Fatal(err)
+		}
+		cals = append(cals, &cal)
+	}
+	got := r.claimSlots(ctx, rollout.Input{Now: now, Config: web, Calendars: cals}, "1.1.0")
+	if !got["a-free"].Granted || got["b-full"].Granted {
+		t.Fatalf("answers %+v, want a-free granted and b-full refused", got)
+	}
+	var after v1alpha1.RolloutCalendar
+	if err := c.Get(ctx, client.ObjectKey{Name: "a-free"}, &after); err != nil {
+		t.Fatal(err)
+	}
+	if len(after.Status.Rollouts) != 0 {
+		t.Errorf("a-free holds %+v after b-full refused: want its slot given back", after.Status.Rollouts)
 	}
 }

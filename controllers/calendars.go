@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"strings"
 
+	"github.com/fluxcd/pkg/apis/meta"
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/util/workqueue"
@@ -62,17 +65,19 @@ func picks(cal *v1alpha1.RolloutCalendar, nsLabels, configLabels labels.Set) boo
 
 // byCalendar wakes configs on a change of a RolloutCalendar: all of them when it comes, goes or
 // its spec changes (its selectors may have picked a config before the change and not after), and
-// those waiting for a slot when one is given back. Its other status changes wake none.
+// those waiting for one of its slots (their Ready message names it) when one is given back. Its
+// other status changes wake none.
 func byCalendar(c client.Reader) handler.EventHandler {
-	enqueue := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], waiting bool) {
+	enqueue := func(ctx context.Context, q workqueue.TypedRateLimitingInterface[reconcile.Request], waiting string) {
 		var list v1alpha1.RollingUpgradeConfigList
 		if err := c.List(ctx, &list, client.UnsafeDisableDeepCopy); err != nil {
 			ctrl.LoggerFrom(ctx).Error(err, "listing configs for a RolloutCalendar event")
 			return
 		}
-		if waiting {
+		if waiting != "" {
 			list.Items = slices.DeleteFunc(list.Items, func(ruc v1alpha1.RollingUpgradeConfig) bool {
-				return rollout.HoldReason(&ruc.Status) != v1alpha1.ReasonAwaitingRolloutSlot
+				return rollout.HoldReason(&ruc.Status) != v1alpha1.ReasonAwaitingRolloutSlot ||
+					!strings.Contains(apimeta.FindStatusCondition(ruc.Status.Conditions, meta.ReadyCondition).Message, "RolloutCalendar "+waiting+" ")
 			})
 		}
 		for _, req := range requestsOf(&list) {
@@ -81,19 +86,19 @@ func byCalendar(c client.Reader) handler.EventHandler {
 	}
 	return handler.Funcs{
 		CreateFunc: func(ctx context.Context, _ event.CreateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(ctx, q, false)
+			enqueue(ctx, q, "")
 		},
 		UpdateFunc: func(ctx context.Context, e event.UpdateEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
 			before, after := e.ObjectOld.(*v1alpha1.RolloutCalendar), e.ObjectNew.(*v1alpha1.RolloutCalendar)
 			switch {
 			case before.Generation != after.Generation:
-				enqueue(ctx, q, false)
+				enqueue(ctx, q, "")
 			case len(after.Status.Rollouts) < len(before.Status.Rollouts):
-				enqueue(ctx, q, true)
+				enqueue(ctx, q, after.Name)
 			}
 		},
 		DeleteFunc: func(ctx context.Context, _ event.DeleteEvent, q workqueue.TypedRateLimitingInterface[reconcile.Request]) {
-			enqueue(ctx, q, false)
+			enqueue(ctx, q, "")
 		},
 	}
 }

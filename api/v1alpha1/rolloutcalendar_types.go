@@ -40,7 +40,9 @@ type RolloutCalendarSpec struct {
 	// MaxConcurrent caps the rollouts in flight at once among the configs picked. A start takes
 	// one of the calendar's slots (status.rollouts) and, while all are taken, waits Pending with
 	// reason AwaitingRolloutSlot; the slot is given back with the verdict (Completed or rolled
-	// back). A rollback never waits for a slot. Absent: no cap.
+	// back). A rollback never waits for a slot; a target-image set by hand takes none, nor does a
+	// rollout in flight when the cap is set. A rollout stuck past twice its health timeout and
+	// soak gives its slot up. Absent: no cap.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000
 	// +optional

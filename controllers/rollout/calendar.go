@@ -41,10 +41,11 @@ func heldByCalendar(d *Decision, in Input, tag string, cal window.Decision) {
 }
 
 // calendarHold is a hold by the calendar: a freeze that ends into a wait for an allow window (or
-// back, or one that the check does not fit) is one hold, announced by one VersionHeld event.
+// back, or one that the check does not fit, or its part of the jitter) is one hold, announced by
+// one VersionHeld event.
 func calendarHold(reason, message string, until time.Time, recheck time.Duration) hold {
 	return hold{reason: reason, event: v1alpha1.EventVersionHeld, message: message,
-		same: []string{v1alpha1.EventVersionHeld, v1alpha1.ReasonFrozen}, until: until, recheck: recheck}
+		same: []string{v1alpha1.EventVersionHeld, v1alpha1.ReasonFrozen, v1alpha1.ReasonStaggered}, until: until, recheck: recheck}
 }
 
 // FreezeRecheck is how often a version held by a calendar's freezeWhile is looked at again.

@@ -347,7 +347,7 @@ func gate(d *Decision, in Input, w *Workload, calendar *window.Calendar, ch choi
 		if ch.held != "" {
 			why += "; the newer " + ch.age.releaseNote(ch.held)
 		}
-		if staggered(d, in, ch.tag) || frozenWhile(d, in, ch.tag) {
+		if staggered(d, in, calendar, ch.tag) || frozenWhile(d, in, ch.tag) {
 			return
 		}
 		img, ok := imageChecked(d, in, ch.tag)

@@ -18,8 +18,9 @@ import (
 const SlotRecheck = time.Minute
 
 // SlotGrace is how long a slot counts for a config that is not (yet) in flight: the claim is
-// written before the start, and the start may reach the cache a moment later. A slot older than
-// this whose config is not in flight was left by a reconcile that failed between the two writes.
+// written just before the start, and the start may reach another manager's cache a moment later.
+// A slot older than this whose config is not in flight was left by a reconcile that failed
+// between the two writes.
 const SlotGrace = time.Minute
 
 // SlotAnswer is the outcome of a claim of one calendar's slot.
@@ -32,15 +33,36 @@ type SlotAnswer struct {
 }
 
 // Holder is what the cache says of the config behind a slot.
-type Holder int
+type Holder struct {
+	State HolderState
+	// Stuck is, for a config in flight, when its rollout is stuck by any measure: twice its health
+	// timeout and soak after the slot was taken. Past it the slot no longer counts, so a check that
+	// waits for ever (paused, or an analysis that cannot measure) does not hold the line for ever.
+	// Zero: never.
+	Stuck time.Time
+}
+
+// HolderState says whether the config behind a slot still rolls out.
+type HolderState int
 
 const (
-	HolderGone     Holder = iota // no such config (deleted)
-	HolderIdle                   // the config exists, with no rollout in flight
-	HolderInFlight               // the config's rollout (or rollback) is in flight
+	HolderGone     HolderState = iota // no such config (deleted)
+	HolderIdle                        // the config exists, with no rollout in flight
+	HolderInFlight                    // the config's rollout (or rollback) is in flight
 )
 
-// Limited are the calendars that cap their configs' rollouts (spec.maxConcurrent).
+// HolderOf is what a config says of the slot s it holds.
+func HolderOf(cfg *v1alpha1.RollingUpgradeConfig, s v1alpha1.CalendarRollout) Holder {
+	switch AnnotationsOf(cfg).Step {
+	case StepHealthCheck, StepRollingBack:
+		hold := 2 * (cfg.Spec.HealthTimeoutOrDefault() + cfg.Spec.SoakTimeOrZero())
+		return Holder{State: HolderInFlight, Stuck: s.Since.Add(hold)}
+	}
+	return Holder{State: HolderIdle}
+}
+
+// Limited are the calendars that cap their configs' rollouts (spec.maxConcurrent), by name: the
+// order in which a config claims their slots, the same for every config.
 func Limited(cals []*v1alpha1.RolloutCalendar) []*v1alpha1.RolloutCalendar {
 	var out []*v1alpha1.RolloutCalendar
 	for _, c := range cals {
@@ -48,42 +70,36 @@ func Limited(cals []*v1alpha1.RolloutCalendar) []*v1alpha1.RolloutCalendar {
 			out = append(out, c)
 		}
 	}
+	slices.SortFunc(out, func(a, b *v1alpha1.RolloutCalendar) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
-// Claim is a calendar's slot list after self's claim for version tag: the slots of rollouts that
-// ended go (their config is gone, or idle past SlotGrace), and self gets a slot if one of limit is
-// free, or keeps (renewed for tag) the one it holds. It reports whether self holds a slot.
+// Claim is a calendar's slot list after self's claim, at now, for version tag, and whether self
+// holds a slot in it. A grant always changes the list (a slot taken or renewed to now), so that
+// it is written with the calendar's resourceVersion and two claims of the last slot conflict. When
+// the list is full, the slots whose rollouts ended go first: a config gone, one idle past
+// SlotGrace, one stuck (Holder.Stuck). Self keeps a slot it holds only within limit (which may
+// have been lowered).
 func Claim(slots []v1alpha1.CalendarRollout, limit int, self types.NamespacedName, tag string, now time.Time,
 	holder func(v1alpha1.CalendarRollout) Holder) ([]v1alpha1.CalendarRollout, bool) {
-	out := make([]v1alpha1.CalendarRollout, 0, len(slots)+1)
-	mine := -1
-	for _, s := range slots {
-		if s.Namespace == self.Namespace && s.Name == self.Name {
-			mine = len(out)
-			out = append(out, s)
-			continue
-		}
-		switch holder(s) {
-		case HolderGone:
-			continue
-		case HolderIdle:
-			if now.Sub(s.Since.Time) >= SlotGrace {
-				continue
+	isSelf := func(s v1alpha1.CalendarRollout) bool { return s.Namespace == self.Namespace && s.Name == self.Name }
+	others := slices.DeleteFunc(slices.Clone(slots), isSelf)
+	if len(others) >= limit {
+		others = slices.DeleteFunc(others, func(s v1alpha1.CalendarRollout) bool {
+			switch h := holder(s); h.State {
+			case HolderGone:
+				return true
+			case HolderIdle:
+				return now.Sub(s.Since.Time) >= SlotGrace
+			default:
+				return !h.Stuck.IsZero() && !now.Before(h.Stuck)
 			}
-		}
-		out = append(out, s)
+		})
 	}
-	switch {
-	case mine >= 0:
-		if out[mine].Version != tag {
-			out[mine].Version, out[mine].Since = tag, metav1.NewTime(now)
-		}
-	case len(out) < limit:
-		out = append(out, v1alpha1.CalendarRollout{Namespace: self.Namespace, Name: self.Name, Version: tag, Since: metav1.NewTime(now)})
-		mine = len(out) - 1
+	if len(others) >= limit {
+		return others, false
 	}
-	return out, mine >= 0
+	return append(others, v1alpha1.CalendarRollout{Namespace: self.Namespace, Name: self.Name, Version: tag, Since: metav1.NewTime(now)}), true
 }
 
 // Release is a calendar's slot list without self's slot.

@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -16,13 +17,15 @@ func slot(name, version string, since time.Time) v1alpha1.CalendarRollout {
 	return v1alpha1.CalendarRollout{Namespace: "shop", Name: name, Version: version, Since: metav1.NewTime(since)}
 }
 
-// A claim takes a free slot, keeps the one its config holds, and reclaims the slots of rollouts
-// that ended: a config that is gone at once, one idle past SlotGrace (a claim whose start never
-// came), never one in flight or one that has only just claimed.
+// A claim takes a free slot, or renews the one its config holds (within the limit, which may have
+// been lowered); every grant changes the list. When the list is full, the slots of rollouts that
+// ended are reclaimed: a config gone at once, one idle past SlotGrace (a claim whose start never
+// came), one stuck in flight; never one in flight, one that has only just claimed, or one the
+// cache cannot tell of.
 func TestClaimTakesAFreeSlotOnly(t *testing.T) {
 	self := types.NamespacedName{Namespace: "shop", Name: "web"}
-	holders := map[string]Holder{"api": HolderInFlight, "gone": HolderGone, "idle": HolderIdle}
-	holder := func(s v1alpha1.CalendarRollout) Holder { return holders[s.Name] }
+	holders := map[string]Holder{"api": {State: HolderInFlight, Stuck: now.Add(time.Hour)}, "gone": {State: HolderGone}, "idle": {State: HolderIdle},
+		"stuck": {State: HolderInFlight, Stuck: now}, "unknown": {State: HolderInFlight}}
 	for _, tc := range []struct {
 		name    string
 		slots   []v1alpha1.CalendarRollout
@@ -34,12 +37,16 @@ func TestClaimTakesAFreeSlotOnly(t *testing.T) {
 		{name: "the one slot taken by a rollout in flight", slots: []v1alpha1.CalendarRollout{slot("api", "2.0.0", now.Add(-time.Hour))}, limit: 1, want: "api"},
 		{name: "two slots, one taken", slots: []v1alpha1.CalendarRollout{slot("api", "2.0.0", now.Add(-time.Hour))}, limit: 2, granted: true, want: "api,web"},
 		{name: "its own slot, renewed for the version", slots: []v1alpha1.CalendarRollout{slot("api", "2.0.0", now), slot("web", "1.0.0", now.Add(-time.Hour))},
-			limit: 1, granted: true, want: "api,web"},
+			limit: 2, granted: true, want: "api,web"},
+		{name: "its own slot, over a lowered limit: given up", slots: []v1alpha1.CalendarRollout{slot("api", "2.0.0", now), slot("web", "1.1.0", now)},
+			limit: 1, want: "api"},
 		{name: "a slot of a deleted config", slots: []v1alpha1.CalendarRollout{slot("gone", "2.0.0", now)}, limit: 1, granted: true, want: "web"},
 		{name: "a slot of an idle config, claimed a moment ago", slots: []v1alpha1.CalendarRollout{slot("idle", "2.0.0", now.Add(-time.Second))}, limit: 1, want: "idle"},
 		{name: "a slot of an idle config past the grace", slots: []v1alpha1.CalendarRollout{slot("idle", "2.0.0", now.Add(-SlotGrace))}, limit: 1, granted: true, want: "web"},
+		{name: "a slot of a rollout stuck in flight", slots: []v1alpha1.CalendarRollout{slot("stuck", "2.0.0", now.Add(-time.Hour))}, limit: 1, granted: true, want: "web"},
+		{name: "a slot of a config the cache cannot tell of", slots: []v1alpha1.CalendarRollout{slot("unknown", "2.0.0", now.Add(-48*time.Hour))}, limit: 1, want: "unknown"},
 	} {
-		got, granted := Claim(tc.slots, tc.limit, self, "1.1.0", now, holder)
+		got, granted := Claim(tc.slots, tc.limit, self, "1.1.0", now, func(s v1alpha1.CalendarRollout) Holder { return holders[s.Name] })
 		var names []string
 		for _, s := range got {
 			names = append(names, s.Name)
@@ -47,12 +54,36 @@ func TestClaimTakesAFreeSlotOnly(t *testing.T) {
 				t.Errorf("%s: its slot %+v, want 1.1.0 since now", tc.name, s)
 			}
 		}
+		slices.Sort(names)
 		if granted != tc.granted || strings.Join(names, ",") != tc.want {
 			t.Errorf("%s: granted %v, slots %v; want %v, %s", tc.name, granted, names, tc.granted, tc.want)
 		}
 	}
+	// With room left, no holder is looked up.
+	if _, granted := Claim([]v1alpha1.CalendarRollout{slot("api", "2.0.0", now)}, 2, self, "1.1.0", now, func(v1alpha1.CalendarRollout) Holder {
+		t.Error("a holder was looked up with a slot free")
+		return Holder{}
+	}); !granted {
+		t.Error("a free slot of two was not granted")
+	}
 	if got := Release([]v1alpha1.CalendarRollout{slot("api", "2.0.0", now), slot("web", "1.1.0", now)}, self); len(got) != 1 || got[0].Name != "api" {
 		t.Errorf("released: %+v, want api's slot alone", got)
+	}
+}
+
+// A config in flight holds its slot until twice its health timeout and soak after it took it.
+func TestHolderOf(t *testing.T) {
+	taken := slot("web", "1.1.0", now)
+	if h := HolderOf(config(soak(5*time.Minute), inFlight(StepHealthCheck, repo+":1.1.0", now)), taken); h.State != HolderInFlight || !h.Stuck.Equal(now.Add(30*time.Minute)) {
+		t.Errorf("in its check: %+v, want in flight, stuck 30m after the slot was taken", h)
+	}
+	if h := HolderOf(config(inFlight(StepRollingBack, repo+":1.1.0", now)), taken); h.State != HolderInFlight {
+		t.Errorf("rolling back: %+v, want in flight", h)
+	}
+	idle := config()
+	idle.Annotations[v1alpha1.UpdatePhaseAnnotation] = "Sideways"
+	if h := HolderOf(idle, taken); h.State != HolderIdle {
+		t.Errorf("a step rollgate does not know: %+v, want idle (its slot is reclaimed after the grace)", h)
 	}
 }
 

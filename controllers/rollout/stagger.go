@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/window"
 )
 
 // staggerOf is the config's part of its calendars' jitter (the longest among them): a fixed
@@ -29,35 +30,61 @@ func staggerOf(in Input) (time.Duration, *v1alpha1.RolloutCalendar) {
 }
 
 // staggered holds tag for the config's part of the jitter past the moment it could first have
-// started: now, for a version that was not held before; the end of the hold it came out of, for
-// one the calendar or its release age held (so that configs a window opening sets free start
-// spread over the jitter). A version that waited for a gate checked after this one (a freeze
-// query, its image, a slot) or for a person has served its part. It reports whether tag is held.
-func staggered(d *Decision, in Input, tag string) bool {
+// started: now, for a version that was not held before; the end of the hold it came out of (or
+// now, if that hold ended early: a freeze lifted), for one the calendar or its release age held,
+// so that configs a window opening sets free start spread over the jitter. A newer version does
+// not start the wait again, and a version that waited for a gate checked after this one (a freeze
+// query, its image, a slot), for a person or for anything else has served its part. The part is
+// fitted into the time the calendar stays open (less the check, with spec.checkFitsWindow): a
+// jitter longer than the window never keeps a config from starting. It reports whether tag is
+// held.
+func staggered(d *Decision, in Input, calendar *window.Calendar, tag string) bool {
 	offset, by := staggerOf(in)
 	if offset <= 0 {
 		return false
 	}
-	old := d.old
-	var until time.Time
+	old, now := d.old, in.Now
+	pending := old.Phase == v1alpha1.PhasePending && old.NextWindow != nil
+	var anchor, until time.Time
 	switch reason := HoldReason(old); {
-	case old.Phase != v1alpha1.PhasePending || old.TargetVersion != tag:
-		until = in.Now.Add(offset)
-	case old.NextWindow == nil:
-		return false
-	case reason == v1alpha1.ReasonStaggered:
+	case pending && reason == v1alpha1.ReasonStaggered:
 		until = old.NextWindow.Time
-	case reason == v1alpha1.EventVersionHeld || reason == v1alpha1.ReasonFrozen || reason == v1alpha1.ReasonAwaitingReleaseAge:
-		until = old.NextWindow.Add(offset)
-	default:
+	case pending && old.TargetVersion == tag && (reason == v1alpha1.EventVersionHeld || reason == v1alpha1.ReasonFrozen || reason == v1alpha1.ReasonAwaitingReleaseAge):
+		anchor = earliest(old.NextWindow.Time, now)
+	case old.Phase == v1alpha1.PhasePending && old.TargetVersion == tag:
 		return false
+	default:
+		anchor = now
 	}
-	if !in.Now.Before(until) {
+	// The latest instant a start may wait for: before the calendar closes, leaving the check
+	// its time when it must fit.
+	latest := calendar.ClosesAt(now)
+	if !latest.IsZero() && in.Config.Spec.CheckFitsWindow {
+		latest = latest.Add(-in.Config.Spec.HealthTimeoutOrDefault() - in.Config.Spec.SoakTimeOrZero())
+	}
+	if until.IsZero() {
+		if room := latest.Sub(anchor); !latest.IsZero() && offset >= room {
+			if room < time.Second {
+				return false
+			}
+			offset = (offset % room).Truncate(time.Second)
+		}
+		until = anchor.Add(offset)
+	}
+	until = earliest(until, now.Add(offset))
+	if !now.Before(until) || (!latest.IsZero() && !until.Before(latest)) {
 		return false
 	}
 	h := calendarHold(v1alpha1.ReasonStaggered, fmt.Sprintf("%s held until %s: RolloutCalendar %s spreads the starts of its configs over %s (jitter), and this config's part is %s",
 		tag, until.UTC().Format(time.RFC3339), by.Name, v1alpha1.DurationOrZero(by.Spec.Jitter), offset), until, 0)
-	h.same = append(h.same, v1alpha1.ReasonStaggered, v1alpha1.ReasonAwaitingReleaseAge)
-	h.apply(d, tag, in.Now)
+	h.same = append(h.same, v1alpha1.ReasonAwaitingReleaseAge)
+	h.apply(d, tag, now)
 	return true
+}
+
+func earliest(a, b time.Time) time.Time {
+	if a.Before(b) {
+		return a
+	}
+	return b
 }

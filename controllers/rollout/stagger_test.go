@@ -112,4 +112,49 @@ func TestAStartWaitsItsPartOfTheJitter(t *testing.T) {
 			t.Errorf("after a wait for a slot: claims %q, Ready %+v; want the slot claimed, no second stagger", d.ClaimSlot, condition(d, meta.ReadyCondition))
 		}
 	})
+
+	t.Run("a freeze lifted before its end", func(t *testing.T) {
+		cal, cfg := jittered(10*time.Minute), config(current("1.0.0"))
+		cfg.Status.Phase, cfg.Status.TargetVersion, cfg.Status.NextWindow = v1alpha1.PhasePending, "1.1.0", &metav1.Time{Time: now.Add(7 * 24 * time.Hour)}
+		cfg.Status.Conditions = []metav1.Condition{{Type: meta.ReadyCondition, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonFrozen}}
+		held(t, decide(cfg, now, cal), v1alpha1.ReasonStaggered, now.Add(offset), "VersionAvailable")
+	})
+
+	t.Run("a newer version while it waits", func(t *testing.T) {
+		cal, cfg := jittered(10*time.Minute), config(current("1.0.0"))
+		d := decide(cfg, now, cal)
+		cfg = next(cfg, d)
+		later := Decide(Input{Now: now.Add(time.Second), Config: cfg, Workload: deploymentAt("1.0.0", healthy), Candidates: av("1.2.0"),
+			Calendars: []*v1alpha1.RolloutCalendar{cal}})
+		held(t, later, v1alpha1.ReasonStaggered, now.Add(offset), "VersionAvailable,VersionHeld")
+	})
+
+	t.Run("a jitter longer than the window", func(t *testing.T) {
+		opens := now.Add(-time.Minute)
+		short := v1alpha1.CalendarWindow{Name: "short", Start: &metav1.Time{Time: opens}, End: &metav1.Time{Time: opens.Add(2 * time.Minute)}}
+		cal := jittered(24*time.Hour, short)
+		long, _ := staggerOf(Input{Config: config(), Calendars: []*v1alpha1.RolloutCalendar{cal}})
+		if long < 2*time.Minute {
+			t.Fatalf("this config's part of 24h is %s, within the window: the case is not tested", long)
+		}
+		d := decide(config(current("1.0.0")), now, cal)
+		switch {
+		case d.Outcome == OutcomeStarted:
+		case d.Status.NextWindow == nil || !d.Status.NextWindow.Time.Before(opens.Add(2*time.Minute)):
+			t.Errorf("outcome %q, next window %v: want a start before the window closes at %s", d.Outcome, d.Status.NextWindow, opens.Add(2*time.Minute))
+		}
+		timeout := func(d time.Duration) func(*v1alpha1.RollingUpgradeConfig) {
+			return func(c *v1alpha1.RollingUpgradeConfig) {
+				c.Spec.CheckFitsWindow, c.Spec.HealthTimeout = true, &metav1.Duration{Duration: d}
+			}
+		}
+		// With spec.checkFitsWindow the part fits into what the check leaves: 30s of the minute left.
+		d = decide(config(current("1.0.0"), timeout(30*time.Second)), now, cal)
+		if d.Outcome != OutcomeStarted && (d.Status.NextWindow == nil || !d.Status.NextWindow.Time.Before(now.Add(30*time.Second))) {
+			t.Errorf("a 30s check: outcome %q, next window %v; want a start within 30s", d.Outcome, d.Status.NextWindow)
+		}
+		if d := decide(config(current("1.0.0"), timeout(time.Minute)), now, cal); d.Outcome != OutcomeStarted {
+			t.Errorf("a check that needs the whole minute left: outcome %q, Ready %+v; want a start at once", d.Outcome, condition(d, meta.ReadyCondition))
+		}
+	})
 }
