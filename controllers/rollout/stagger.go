@@ -25,7 +25,7 @@ func staggerOf(in Input) (time.Duration, *v1alpha1.RolloutCalendar) {
 		return 0, nil
 	}
 	h := fnv.New64a()
-	h.Write([]byte(in.Config.Namespace + "/" + in.Config.Name))
+	_, _ = h.Write([]byte(in.Config.Namespace + "/" + in.Config.Name)) // a hash.Hash never fails a write
 	return time.Duration(h.Sum64() % uint64(jitter)).Truncate(time.Second), by
 }
 
