@@ -129,7 +129,7 @@ func newRolloutMetrics() *rolloutMetrics {
 }
 
 // record updates the metrics of one config after its decision was written; podUpgrades are the
-// pod upgrade times measured when a rollout ended. Outcomes are counted from the decision's
+// pod upgrade times measured when a rollout ended, or as each pod changed in place came through. Outcomes are counted from the decision's
 // Outcome, which only a decision that moves the update-phase annotation out of a health check has;
 // that move is written once, so a decision repeated after a failed write counts nothing twice.
 func (m *rolloutMetrics) record(ruc *v1alpha1.RollingUpgradeConfig, d rollout.Decision, now time.Time, podUpgrades []time.Duration) {
@@ -151,6 +151,9 @@ func (m *rolloutMetrics) record(ruc *v1alpha1.RollingUpgradeConfig, d rollout.De
 		s.deadline = float64(t.Unix())
 	}
 
+	for _, p := range podUpgrades {
+		s.podUpgrades.observe(p.Seconds())
+	}
 	duration := &s.durationSuccess
 	switch d.Outcome {
 	case rollout.OutcomeHealthy:
@@ -172,9 +175,6 @@ func (m *rolloutMetrics) record(ruc *v1alpha1.RollingUpgradeConfig, d rollout.De
 	}
 	if !d.Rollout.Started.IsZero() {
 		duration.observe(now.Sub(d.Rollout.Started).Seconds())
-	}
-	for _, p := range podUpgrades {
-		s.podUpgrades.observe(p.Seconds())
 	}
 }
 

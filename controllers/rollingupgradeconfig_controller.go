@@ -68,12 +68,19 @@ func (r *RollingUpgradeConfigReconciler) Reconcile(ctx context.Context, req ctrl
 			return ctrl.Result{}, err
 		}
 	}
+	// The pods of an in-place upgrade move on as planned from what they showed, unless the
+	// decision just ended the check (a rollback plans the moves back at its next look).
+	if w != nil && w.inPlace != nil && (d.Outcome == rollout.OutcomeNone || d.Outcome == rollout.OutcomeStarted) {
+		if err := r.moveInPlace(ctx, w, ruc.Spec.Container); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
 	if d.DeleteStuckPods && w != nil && w.statefulSet != nil {
 		if err := deleteStuckPods(ctx, r.APIReader, r.Client, w.statefulSet); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
-	configMetrics.record(&ruc, d, in.Now, r.podUpgrades(ctx, &ruc, w, d))
+	configMetrics.record(&ruc, d, in.Now, append(r.podUpgrades(ctx, &ruc, w, d), d.PodUpgrades...))
 	return ctrl.Result{RequeueAfter: d.RequeueAfter}, nil
 }
 
@@ -177,8 +184,9 @@ func (r *RollingUpgradeConfigReconciler) reportPanic(ctx context.Context, ruc *v
 // podUpgrades times the pods of the new version when the decision ends a health check. It only
 // feeds a metric, so a failure to list the pods is logged and the rollout goes on.
 func (r *RollingUpgradeConfigReconciler) podUpgrades(ctx context.Context, ruc *v1alpha1.RollingUpgradeConfig, w *workload, d rollout.Decision) []time.Duration {
-	// A withdrawn version never reached the workload: it has no pods.
-	if w == nil || !d.Outcome.Ends() || d.Outcome == rollout.OutcomeWithdrawn || d.Rollout.Image == "" {
+	// A withdrawn version never reached the workload: it has no pods. Pods changed in place are
+	// timed one by one as they come through (Decision.PodUpgrades).
+	if w == nil || !d.Outcome.Ends() || d.Outcome == rollout.OutcomeWithdrawn || d.Rollout.Image == "" || w.inPlace != nil {
 		return nil
 	}
 	times, err := podUpgradeTimes(ctx, r.APIReader, w, ruc.Spec.Container, d.Rollout.Image, d.Rollout.Started)
@@ -205,7 +213,7 @@ func (r *RollingUpgradeConfigReconciler) gather(ctx context.Context, ruc *v1alph
 	}
 	var pod *corev1.PodSpec
 	if w != nil {
-		if in.Workload, err = w.facts(ctx, r.APIReader, ruc.Spec, in.Now); err != nil {
+		if in.Workload, err = w.facts(ctx, r.APIReader, ruc, in.Now); err != nil {
 			return in, nil, err
 		}
 		if rollout.NeedsPods(ruc, in.Workload, in.Now) {

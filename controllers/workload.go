@@ -14,6 +14,7 @@ import (
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
 	"github.com/rollgate/rollgate/controllers/health"
+	"github.com/rollgate/rollgate/controllers/inplace"
 	"github.com/rollgate/rollgate/controllers/rollout"
 )
 
@@ -26,6 +27,9 @@ type workload struct {
 	// partitioned StatefulSet, a check past its deadline and the timing of a rollout's pods.
 	pods     []corev1.Pod
 	podsRead bool
+
+	// inPlace is the plan of the moves of its pods, for a StatefulSet upgraded in place.
+	inPlace *inplace.Plan
 }
 
 // getWorkload reads the target of a config from c; nil when it does not exist. A workload that the
@@ -165,12 +169,19 @@ func managedContainer(cs []corev1.Container, name string) *corev1.Container {
 }
 
 // facts is what the rollout decision needs to know of the workload.
-func (w *workload) facts(ctx context.Context, reader client.Reader, spec v1alpha1.RollingUpgradeConfigSpec, now time.Time) (*rollout.Workload, error) {
-	v, err := w.verdict(ctx, reader, health.Options{AllowZeroReplicas: spec.AllowZeroReplicas, Now: now})
+func (w *workload) facts(ctx context.Context, reader client.Reader, ruc *v1alpha1.RollingUpgradeConfig, now time.Time) (*rollout.Workload, error) {
+	spec := ruc.Spec
+	var v health.Verdict
+	var err error
+	if spec.InPlace() != nil && w.statefulSet != nil {
+		v, err = w.inPlaceVerdict(ctx, reader, ruc, now)
+	} else {
+		v, err = w.verdict(ctx, reader, health.Options{AllowZeroReplicas: spec.AllowZeroReplicas, Now: now})
+	}
 	if err != nil {
 		return nil, err
 	}
-	f := &rollout.Workload{Description: w.describe(), Verdict: v}
+	f := &rollout.Workload{Description: w.describe(), Verdict: v, InPlace: w.inPlace}
 	if c, err := w.container(spec.Container); err != nil {
 		f.ContainerProblem = err.Error()
 	} else {
@@ -179,7 +190,9 @@ func (w *workload) facts(ctx context.Context, reader client.Reader, spec v1alpha
 	if w.deployment != nil {
 		f.ProgressDeadline = time.Duration(ptr.Deref(w.deployment.Spec.ProgressDeadlineSeconds, 600)) * time.Second
 	}
-	f.OrderedReadyStatefulSet = w.statefulSet != nil && w.statefulSet.Spec.PodManagementPolicy != appsv1.ParallelPodManagement
+	// Stuck pods are deleted in a rollback only when their StatefulSet replaces them in order, which
+	// an in-place upgrade does not leave it to.
+	f.OrderedReadyStatefulSet = w.statefulSet != nil && w.statefulSet.Spec.PodManagementPolicy != appsv1.ParallelPodManagement && w.inPlace == nil
 	f.GenerationObserved = w.observedGeneration() >= w.object().GetGeneration()
 	a := w.object().GetAnnotations()
 	f.ImageReverts, f.ImageRevertedBy = reverts(a), a[v1alpha1.RevertedByAnnotation]

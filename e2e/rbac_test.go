@@ -271,6 +271,8 @@ var rbacRows = []rbacRow{
 	{verb: "create", group: "apps", resource: "deployments"},
 	{verb: "list", resource: "pods"},
 	{verb: "delete", resource: "pods"},
+	{verb: "patch", resource: "pods"},
+	{verb: "patch", resource: "pods", subresource: "status"},
 	{verb: "watch", resource: "pods"},
 	{verb: "create", resource: "pods"},
 	{verb: "get", resource: "secrets"},

@@ -25,6 +25,8 @@ const (
 	EventGitWriteBackFailed          = "GitWriteBackFailed"          // an outcome could not be written to Git; tried again (docs/operations.md)
 	EventNotAppliedFromGit           = "NotAppliedFromGit"           // GitFirst: a committed image did not reach the workload in time; withdrawn
 	EventAnalysisInconclusive        = "AnalysisInconclusive"        // a metric check could not measure; the verdict waits (spec.analysis)
+	EventPodUpgraded                 = "PodUpgraded"                 // a pod runs the new image in place, ready and back in its Service
+	EventPodUpgradeFailed            = "PodUpgradeFailed"            // a pod changed in place is not ready within spec.strategy.inPlace.podReadyTimeout
 )
 
 // Condition reasons of RollingUpgradeConfig (besides the event reasons, which double as reasons of

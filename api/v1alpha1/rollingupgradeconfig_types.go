@@ -191,6 +191,8 @@ const (
 )
 
 // +kubebuilder:validation:XValidation:rule="!(has(self.pinDigest) && self.pinDigest && has(self.gitWriteBack) && has(self.gitWriteBack.mode) && self.gitWriteBack.mode == 'GitFirst')",message="pinDigest renders digests, and a GitFirst write-back commits tags: choose one"
+// +kubebuilder:validation:XValidation:rule="!has(self.strategy) || !has(self.strategy.type) || self.strategy.type != 'InPlace' || self.targetRef.kind == 'StatefulSet'",message="strategy InPlace changes the pods of a StatefulSet: targetRef.kind must be StatefulSet"
+// +kubebuilder:validation:XValidation:rule="!(has(self.strategy) && has(self.strategy.type) && self.strategy.type == 'InPlace' && has(self.gitWriteBack) && has(self.gitWriteBack.mode) && self.gitWriteBack.mode == 'GitFirst')",message="strategy InPlace does not work with a GitFirst write-back: use ClusterFirst"
 // RollingUpgradeConfigSpec says which workload rollgate steers, where its versions come from, which
 // versions it may take, and when and how carefully it may roll them out.
 type RollingUpgradeConfigSpec struct {
@@ -319,6 +321,14 @@ type RollingUpgradeConfigSpec struct {
 	// spec.gitWriteBack.mode GitFirst, which commits tags.
 	// +optional
 	PinDigest bool `json:"pinDigest,omitempty"`
+
+	// Strategy says how the new image reaches the pods: RollingUpdate (the default), or InPlace
+	// for a StatefulSet with updateStrategy OnDelete and the readiness gate
+	// rollgate.dev/in-place-ready in its pod template, whose pods rollgate then changes in place,
+	// one by one, each drained from its Service first. The health timeout bounds the whole
+	// upgrade. Not with a GitFirst write-back.
+	// +optional
+	Strategy *UpgradeStrategy `json:"strategy,omitempty"`
 
 	// DeletionPolicy says what happens to the workload when the config is deleted. Rollback (the
 	// default): a version in flight goes back to status.currentImage before the config goes. Keep:
@@ -570,6 +580,11 @@ type RollingUpgradeConfigStatus struct {
 	// with spec.soakTime or spec.analysis have it.
 	// +optional
 	HealthCheck *HealthCheckStatus `json:"healthCheck,omitempty"`
+
+	// InPlace is the progress of the last in-place upgrade or its rollback (spec.strategy InPlace),
+	// pod by pod.
+	// +optional
+	InPlace *InPlaceStatus `json:"inPlace,omitempty"`
 
 	// VersionHistory lists finished rollouts, newest last, at most 50.
 	// +kubebuilder:validation:MaxItems=50

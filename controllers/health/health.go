@@ -56,6 +56,8 @@ const (
 	ReasonPaused = "Paused"
 	// ReasonOnDelete: Blocked, the StatefulSet uses the OnDelete update strategy.
 	ReasonOnDelete = "OnDelete"
+	// ReasonNotOnDelete: Blocked, a StatefulSet upgraded in place does not use OnDelete.
+	ReasonNotOnDelete = "NotOnDelete"
 	// ReasonPartitionCoversAll: Blocked, the StatefulSet's partition is at or above its replicas.
 	ReasonPartitionCoversAll = "PartitionCoversAll"
 	// ReasonScaledToZero: Blocked, 0 replicas without Options.AllowZeroReplicas.
@@ -198,7 +200,7 @@ func partitioned(s *appsv1.StatefulSet, pods []corev1.Pod, partition, want int32
 	first, end := start+partition, start+want
 	byOrdinal := make(map[int32]*corev1.Pod, len(pods))
 	for i := range pods {
-		if ord, ok := ordinal(s.Name, pods[i].Name); ok && ord >= first && ord < end {
+		if ord, ok := Ordinal(s.Name, pods[i].Name); ok && ord >= first && ord < end {
 			byOrdinal[ord] = &pods[i]
 		}
 	}
@@ -242,9 +244,9 @@ func partitioned(s *appsv1.StatefulSet, pods []corev1.Pod, partition, want int32
 	return Verdict{Healthy, ReasonRolloutComplete, counts}
 }
 
-// ordinal is the ordinal of a pod named <set>-<ordinal>; false for a pod of another StatefulSet
+// Ordinal is the ordinal of a pod named <set>-<ordinal>; false for a pod of another StatefulSet
 // that the selector happens to match.
-func ordinal(set, pod string) (int32, bool) {
+func Ordinal(set, pod string) (int32, bool) {
 	i := strings.LastIndexByte(pod, '-')
 	if i < 0 || pod[:i] != set {
 		return 0, false

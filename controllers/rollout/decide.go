@@ -49,6 +49,7 @@ func Decide(in Input) Decision {
 		d.stalled(v1alpha1.EventInvalidSpec, "annotation %s has the unknown value %q; remove it or set %s or %s",
 			v1alpha1.UpdatePhaseAnnotation, d.Annotations.Step, StepHealthCheck, StepRollingBack)
 	}
+	recordInPlace(&d, in)
 	return d
 }
 

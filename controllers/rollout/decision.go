@@ -135,6 +135,9 @@ type Decision struct {
 	// give (spec.minReleaseAge): the controller reads them from the registry, puts the answers in
 	// Input.Created and decides again. Nothing else of such a decision is carried out.
 	ReadCreated []string
+	// PodUpgrades are the times pods changed in place took to be ready, for the pods that came
+	// through in this decision (pod_upgrade_duration_seconds).
+	PodUpgrades []time.Duration
 
 	old *v1alpha1.RollingUpgradeConfigStatus
 	now time.Time

@@ -10,6 +10,7 @@ import (
 	"github.com/rollgate/rollgate/api/v1alpha1"
 	"github.com/rollgate/rollgate/controllers/analysis"
 	"github.com/rollgate/rollgate/controllers/health"
+	"github.com/rollgate/rollgate/controllers/inplace"
 )
 
 // Step is a value of the rollgate.dev/update-phase annotation: the step of the rollout in flight.
@@ -110,6 +111,9 @@ type Workload struct {
 	// few thousand rollouts at once) reports stale counts in its status: the pods tell whether the
 	// version itself fails.
 	NewPods *Pods
+	// InPlace is the plan of an in-place upgrade's moves (spec.strategy InPlace), made from the
+	// pods; its verdict is Verdict.
+	InPlace *inplace.Plan
 }
 
 // Pods sums up the pods of one version.
@@ -128,6 +132,9 @@ type Pods struct {
 // deadline. Either may be the control plane's delay rather than the version's failure, and the
 // pods tell which.
 func NeedsPods(cfg *v1alpha1.RollingUpgradeConfig, w *Workload, now time.Time) bool {
+	if cfg.Spec.InPlace() != nil {
+		return false // its pods are judged one by one, each against its own readiness timeout
+	}
 	healthy := w != nil && w.Verdict.State == health.Healthy
 	return (PastDeadline(cfg, now) && !healthy) || (w != nil && w.Verdict.State == health.Failed && AnnotationsOf(cfg).Step == StepHealthCheck)
 }

@@ -113,6 +113,7 @@ never_ready() {
   [ "${1:-}" = none ] && shift
   set_list pod-ready 3 "$@"
   set_list pod-never-ready 2 "$@"
+  set_list pod-in-place-ready 3 "$@"
   log "never-ready images: ${*:-none}"
 }
 

@@ -1,0 +1,139 @@
+package v1alpha1
+
+import (
+	"time"
+
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+)
+
+// StrategyType says how a new image reaches a workload's pods.
+// +kubebuilder:validation:Enum=RollingUpdate;InPlace
+type StrategyType string
+
+const (
+	// StrategyRollingUpdate: the workload's own controller replaces its pods (the default).
+	StrategyRollingUpdate StrategyType = "RollingUpdate"
+	// StrategyInPlace: rollgate changes the image of each pod of a StatefulSet in place.
+	StrategyInPlace StrategyType = "InPlace"
+)
+
+// InPlaceReadinessGate is the readiness gate a StatefulSet upgraded in place must declare in its
+// pod template: rollgate sets its condition False to take a pod out of its Service before its
+// image changes, and True to put it back.
+const InPlaceReadinessGate = "rollgate.dev/in-place-ready"
+
+// InPlaceChangedAnnotation is set on a pod, with the image, when rollgate changes its image in
+// place: the time (RFC 3339) its readiness timeout counts from.
+const InPlaceChangedAnnotation = "rollgate.dev/in-place-changed-at"
+
+// UpgradeStrategy says how a new image reaches the pods.
+type UpgradeStrategy struct {
+	// Type is RollingUpdate (the default: the Deployment's or StatefulSet's controller replaces
+	// the pods) or InPlace (a StatefulSet with updateStrategy OnDelete: rollgate changes the image
+	// of each pod in place, the kubelet restarts that container in the same pod, on the same node,
+	// with the same IP and volumes).
+	// +kubebuilder:default=RollingUpdate
+	// +optional
+	Type StrategyType `json:"type,omitempty"`
+
+	// InPlace tunes the InPlace strategy.
+	// +optional
+	InPlace *InPlaceStrategy `json:"inPlace,omitempty"`
+}
+
+// InPlaceStrategy tunes an in-place upgrade.
+type InPlaceStrategy struct {
+	// Partition: the pods with an ordinal below it (counted from spec.ordinals.start) are never
+	// changed; new pods below it still get the template's image. Default 0.
+	// +kubebuilder:validation:Minimum=0
+	// +optional
+	Partition int32 `json:"partition,omitempty"`
+
+	// MaxUnavailable is how many pods the upgrade takes out of service at once (draining,
+	// changing, or not yet ready on the new image). A pod that was not ready before its turn
+	// does not count. Default 1.
+	// +kubebuilder:validation:Minimum=1
+	// +optional
+	MaxUnavailable *int32 `json:"maxUnavailable,omitempty"`
+
+	// DrainGracePeriod is how long a pod is out of its Service's endpoints before its image
+	// changes, for its connections to drain. Default 10s.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$')",message="drainGracePeriod must be a duration, e.g. 30s"
+	// +optional
+	DrainGracePeriod *metav1.Duration `json:"drainGracePeriod,omitempty"`
+
+	// PodReadyTimeout is how long a pod has, after its image changed, to be ready: one that is
+	// not fails the version, which is rolled back. Default 5m.
+	// +kubebuilder:validation:Type=string
+	// +kubebuilder:validation:MaxLength=32
+	// +kubebuilder:validation:XValidation:rule="self.matches('^([0-9]+(\\\\.[0-9]+)?(ns|us|µs|ms|s|m|h))+$') && duration(self) >= duration('1s')",message="podReadyTimeout must be a duration of at least 1s, e.g. 5m"
+	// +optional
+	PodReadyTimeout *metav1.Duration `json:"podReadyTimeout,omitempty"`
+}
+
+// Defaults of the InPlace strategy.
+const (
+	DefaultInPlaceMaxUnavailable = 1
+	DefaultDrainGracePeriod      = 10 * time.Second
+	DefaultPodReadyTimeout       = 5 * time.Minute
+)
+
+// InPlace is the config's in-place strategy, nil unless spec.strategy.type is InPlace.
+func (s *RollingUpgradeConfigSpec) InPlace() *InPlaceStrategy {
+	if s.Strategy == nil || s.Strategy.Type != StrategyInPlace {
+		return nil
+	}
+	if s.Strategy.InPlace == nil {
+		return &InPlaceStrategy{}
+	}
+	return s.Strategy.InPlace
+}
+
+// MaxUnavailableOrDefault is spec.strategy.inPlace.maxUnavailable, 1 when unset.
+func (s *InPlaceStrategy) MaxUnavailableOrDefault() int32 {
+	if s.MaxUnavailable == nil {
+		return DefaultInPlaceMaxUnavailable
+	}
+	return *s.MaxUnavailable
+}
+
+// DrainGracePeriodOrDefault is spec.strategy.inPlace.drainGracePeriod, 10s when unset.
+func (s *InPlaceStrategy) DrainGracePeriodOrDefault() time.Duration {
+	if s.DrainGracePeriod == nil {
+		return DefaultDrainGracePeriod
+	}
+	return s.DrainGracePeriod.Duration
+}
+
+// PodReadyTimeoutOrDefault is spec.strategy.inPlace.podReadyTimeout, 5m when unset.
+func (s *InPlaceStrategy) PodReadyTimeoutOrDefault() time.Duration {
+	if s.PodReadyTimeout == nil {
+		return DefaultPodReadyTimeout
+	}
+	return s.PodReadyTimeout.Duration
+}
+
+// InPlaceStatus is the progress of the last in-place upgrade (or its rollback), pod by pod.
+type InPlaceStatus struct {
+	// Image is the image the pods are moved to.
+	Image string `json:"image"`
+	// Pods are the pods it moves (from the partition up), in the order they move.
+	// +kubebuilder:validation:MaxItems=512
+	// +optional
+	Pods []InPlacePod `json:"pods,omitempty"`
+}
+
+// InPlacePod is one pod's place in an in-place upgrade.
+type InPlacePod struct {
+	// Name of the pod.
+	Name string `json:"name"`
+	// State: Waiting (on the old image, in service), Draining (out of its Service for the drain
+	// grace), Changing (its image changed; its container restarts), Done (ready on the image, in
+	// service) or Failed (not ready within podReadyTimeout of its change).
+	State string `json:"state"`
+	// Since is when it entered the state.
+	// +optional
+	Since *metav1.Time `json:"since,omitempty"`
+}

@@ -1,0 +1,284 @@
+// Package inplace plans the in-place upgrade of a StatefulSet's pods as a pure function: given
+// the pods as read, the image they must run (their template's) and the strategy, Make says which
+// pods to take out of their Service, change or put back now, how far the upgrade got, and whether
+// it failed. A pod leaves its Service through its readiness gate: its condition False drops it
+// from the endpoints, and after the drain grace its container's image is changed, which the
+// kubelet carries out by restarting that container in the same pod. The plan keeps no state of
+// its own: what it needs is on the pods (the gate's condition and when it changed, the image and
+// when rollgate changed it), so a manager that restarts goes on where the pods are.
+package inplace
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/health"
+	"github.com/rollgate/rollgate/controllers/image"
+)
+
+// Pod is what the plan needs of one pod of the StatefulSet.
+type Pod struct {
+	Name    string
+	Ordinal int32
+	// Gated: the pod's spec has the readiness gate (a pod takes the gates of the template it was
+	// created from, never later ones).
+	Gated bool
+	// Image is the managed container's image in the pod's spec; Running the image its status
+	// reports, and Ready whether it is ready (the ContainersReady condition), since ReadySince.
+	Image, Running string
+	Ready          bool
+	ReadySince     time.Time
+	// InService: the pod is Ready (its containers, and every readiness gate): in its Service's
+	// endpoints.
+	InService bool
+	// Gate is the readiness gate's condition: nil when absent; GateSince its last transition.
+	Gate      *bool
+	GateSince time.Time
+	// ChangedAt is when rollgate last changed the pod's image in place; zero when it never did.
+	ChangedAt time.Time
+	Deleting  bool
+}
+
+// Input is what Make looks at.
+type Input struct {
+	// Image is the image the pods must run: their template's.
+	Image string
+	Pods  []Pod
+	// First and End bound the StatefulSet's ordinals: [First, End) (spec.ordinals.start and
+	// replicas). Pods below First+Partition are never moved.
+	First, End, Partition int32
+	// MaxUnavailable is how many pods the upgrade may have out of service at once.
+	MaxUnavailable int32
+	// Grace is how long a pod drains before its image changes; Timeout how long it then has to
+	// be ready.
+	Grace, Timeout time.Duration
+	// Backward moves the lowest ordinal first (a rollback undoes the moves in reverse); else the
+	// highest goes first.
+	Backward bool
+	// Done names the pods already through the upgrade to Image (the config's status says so): one
+	// that is not ready again is out of service, but did not fail its change.
+	Done map[string]bool
+	Now  time.Time
+}
+
+// Poll is how often the pods are looked at while one is on its way: nothing the manager watches
+// tells when a pod's container becomes ready behind a readiness gate that is False.
+const Poll = 2 * time.Second
+
+// ActionKind is what is done to a pod.
+type ActionKind string
+
+const (
+	// Drain sets the readiness gate's condition False: the pod leaves its Service's endpoints.
+	Drain ActionKind = "Drain"
+	// Change writes the image into the pod's container, with the time (ChangedAt).
+	Change ActionKind = "Change"
+	// Undrain sets the readiness gate's condition True: the pod, ready, serves again.
+	Undrain ActionKind = "Undrain"
+)
+
+// Action is one write to one pod.
+type Action struct {
+	Kind ActionKind
+	Pod  string
+}
+
+// State is where a pod the upgrade moves stands.
+type State string
+
+const (
+	StateWaiting  State = "Waiting"  // still on another image, in service
+	StateDraining State = "Draining" // out of its Service, for the drain grace
+	StateChanging State = "Changing" // its image changed; waiting for its container to be ready
+	StateDone     State = "Done"     // runs the image, ready, in service
+	StateFailed   State = "Failed"   // not ready within the timeout after its image changed
+)
+
+// Progress is one pod's place in the upgrade.
+type Progress struct {
+	Name  string
+	State State
+	// Since is when it entered the state: the drain, the change, the readiness; zero when
+	// waiting, or not known (a pod the StatefulSet created on the image).
+	Since time.Time
+	// Changed: rollgate changed its image to the plan's (ChangedAt); Took is then, done, how long
+	// it took from the change to ready.
+	Changed bool
+	Took    time.Duration
+}
+
+// Plan is what Make decides.
+type Plan struct {
+	Verdict health.Verdict
+	// Actions to carry out now, in order: the pods put back into service first.
+	Actions []Action
+	// Pods are the pods the upgrade moves (ordinal First+Partition and above), in the order they
+	// move.
+	Pods []Progress
+	// Next > 0: look again after this long, when a drain grace or a timeout ends.
+	Next time.Duration
+}
+
+// Reasons of the plan's verdicts.
+const (
+	ReasonInPlaceProgressing = "InPlaceProgressing"
+	ReasonInPlaceComplete    = "InPlaceComplete"
+	ReasonPodNotReady        = "PodNotReadyAfterChange"
+	ReasonNoReadinessGate    = "NoReadinessGate"
+)
+
+// Make plans the upgrade.
+func Make(in Input) Plan {
+	var p Plan
+	byOrdinal := map[int32]*Pod{}
+	for i := range in.Pods {
+		if o := in.Pods[i].Ordinal; o >= in.First && o < in.End {
+			byOrdinal[o] = &in.Pods[i]
+		}
+	}
+	from := in.First + max(in.Partition, 0)
+	order := make([]int32, 0, max(in.End-from, 0))
+	for o := in.End - 1; o >= from; o-- {
+		order = append(order, o)
+	}
+	if in.Backward {
+		slices.Reverse(order)
+	}
+
+	var unavailable int32 // out of service by the upgrade's doing
+	var waiting []int     // indexes into p.Pods of the pods still to move, in order
+	var missing, ungated, failed []string
+	moving := map[string]bool{} // draining or changing: their gate stays as it is
+	for _, o := range order {
+		pod := byOrdinal[o]
+		if pod == nil {
+			missing = append(missing, fmt.Sprintf("ordinal %d", o))
+			p.Pods = append(p.Pods, Progress{Name: fmt.Sprintf("ordinal %d", o), State: StateWaiting})
+			continue
+		}
+		pr := Progress{Name: pod.Name, Changed: !pod.ChangedAt.IsZero() && image.Renders(pod.Image, in.Image)}
+		onImage := image.Renders(pod.Image, in.Image)
+		switch {
+		case pod.Deleting:
+			missing = append(missing, pod.Name+" (terminating)")
+			pr.State = StateWaiting
+		case onImage && image.Renders(pod.Running, in.Image) && pod.Ready:
+			// Ready on the image: done once back in service. Until then it counts as out of
+			// service, and its gate's condition is set True (below) when it is not.
+			pr.State, pr.Since = StateDone, pod.ReadySince
+			if pr.Changed && pod.ReadySince.After(pod.ChangedAt) {
+				pr.Took = pod.ReadySince.Sub(pod.ChangedAt)
+			}
+			if pod.Gated && (pod.Gate == nil || !*pod.Gate || !pod.InService) {
+				pr.State = StateChanging
+				moving[pod.Name] = pod.Gate != nil && *pod.Gate // set True already: the kubelet has yet to see it
+				unavailable++
+				p.Next = sooner(p.Next, Poll)
+			}
+		case onImage:
+			// Changed (by rollgate, or created on the image), not yet ready.
+			moving[pod.Name] = true
+			unavailable++
+			pr.State, pr.Since = StateChanging, pod.ChangedAt
+			p.Next = sooner(p.Next, Poll)
+			if pr.Changed && !in.Done[pod.Name] {
+				if left := pod.ChangedAt.Add(in.Timeout).Sub(in.Now); left <= 0 {
+					pr.State = StateFailed
+					failed = append(failed, fmt.Sprintf("%s is not ready %s after its image changed in place to %s", pod.Name, in.Timeout, in.Image))
+				}
+			}
+		case !pod.Gated:
+			ungated = append(ungated, pod.Name)
+			pr.State = StateWaiting
+		case pod.Gate != nil && !*pod.Gate:
+			moving[pod.Name] = true
+			unavailable++
+			pr.State, pr.Since = StateDraining, pod.GateSince
+			if left := pod.GateSince.Add(in.Grace).Sub(in.Now); left > 0 {
+				p.Next = sooner(p.Next, left)
+			} else {
+				p.Actions = append(p.Actions, Action{Change, pod.Name})
+				pr.State, pr.Since, pr.Changed = StateChanging, in.Now, true
+			}
+		default:
+			waiting = append(waiting, len(p.Pods))
+			pr.State = StateWaiting
+		}
+		p.Pods = append(p.Pods, pr)
+	}
+	// Pods put back first: each ready pod on the image (at any ordinal: one the StatefulSet
+	// created has no condition yet) whose gate is not True and that is not mid-move, and each pod
+	// below the partition that lacks it.
+	var undrain []Action
+	for i := range in.Pods {
+		pod := &in.Pods[i]
+		if pod.Gated && !moving[pod.Name] && !pod.Deleting && (pod.Gate == nil || !*pod.Gate) &&
+			(image.Renders(pod.Image, in.Image) || pod.Ordinal < from) {
+			undrain = append(undrain, Action{Undrain, pod.Name})
+		}
+	}
+	slices.SortFunc(undrain, func(a, b Action) int { return strings.Compare(a.Pod, b.Pod) })
+	p.Actions = append(undrain, p.Actions...)
+
+	if len(ungated) > 0 {
+		p.Verdict = health.Verdict{State: health.Blocked, Reason: ReasonNoReadinessGate, Message: fmt.Sprintf(
+			"pods %s have no readiness gate %s (they were created before the template had it): delete them one at a time so that the StatefulSet recreates them with it",
+			strings.Join(ungated, ", "), v1alpha1.InPlaceReadinessGate)}
+		return p
+	}
+	if len(failed) > 0 {
+		p.Verdict = health.Verdict{State: health.Failed, Reason: ReasonPodNotReady, Message: strings.Join(failed, "; ")}
+		return p
+	}
+	// Within the budget, the next pods in order leave their Service.
+	for _, i := range waiting {
+		if unavailable >= max(in.MaxUnavailable, 1) {
+			break
+		}
+		unavailable++
+		p.Actions = append(p.Actions, Action{Drain, p.Pods[i].Name})
+		p.Pods[i].State, p.Pods[i].Since = StateDraining, in.Now
+		p.Next = sooner(p.Next, in.Grace)
+	}
+	if len(p.Actions) > 0 {
+		p.Next = sooner(p.Next, time.Second) // what the writes start, no watched object may tell
+	}
+	p.Verdict = verdict(in, p.Pods, missing, from)
+	return p
+}
+
+// verdict sums the upgrade up: healthy once every pod it moves runs the image, ready and in
+// service.
+func verdict(in Input, pods []Progress, missing []string, from int32) health.Verdict {
+	var done int
+	var notes []string
+	for _, pr := range pods {
+		switch pr.State {
+		case StateDone:
+			done++
+		case StateDraining, StateChanging:
+			notes = append(notes, pr.Name+" "+strings.ToLower(string(pr.State)))
+		}
+	}
+	counts := fmt.Sprintf("%d/%d pods from ordinal %d run %s in place", done, len(pods), from, in.Image)
+	if done == len(pods) && len(missing) == 0 {
+		return health.Verdict{State: health.Healthy, Reason: ReasonInPlaceComplete, Message: counts}
+	}
+	if len(missing) > 0 {
+		notes = append(notes, "waiting for "+strings.Join(missing, ", "))
+	}
+	if len(notes) > 0 {
+		counts += ": " + strings.Join(notes, ", ")
+	}
+	return health.Verdict{State: health.Progressing, Reason: ReasonInPlaceProgressing, Message: counts}
+}
+
+func sooner(a, b time.Duration) time.Duration {
+	if a == 0 || b < a {
+		return b
+	}
+	return a
+}

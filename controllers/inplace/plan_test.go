@@ -1,0 +1,211 @@
+package inplace
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/rollgate/rollgate/controllers/health"
+)
+
+var now = time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+
+const (
+	oldImage = "registry.example/db:1.0.0"
+	newImage = "registry.example/db:1.1.0"
+)
+
+func yes() *bool { t := true; return &t }
+func no() *bool  { f := false; return &f }
+
+// pod is pod db-<ordinal> on img, ready and in service.
+func pod(ordinal int32, img string, mods ...func(*Pod)) Pod {
+	p := Pod{Name: fmt.Sprintf("db-%d", ordinal), Ordinal: ordinal, Gated: true, Image: img, Running: img, Ready: true, InService: true,
+		ReadySince: now.Add(-time.Hour), Gate: yes(), GateSince: now.Add(-time.Hour)}
+	for _, m := range mods {
+		m(&p)
+	}
+	return p
+}
+
+// drained: its gate went False at since.
+func drained(since time.Time) func(*Pod) {
+	return func(p *Pod) { p.Gate, p.GateSince, p.InService = no(), since, false }
+}
+
+// changed: rollgate wrote img into it at at; its container runs it, not yet ready.
+func changed(img string, at time.Time) func(*Pod) {
+	return func(p *Pod) { p.Image, p.ChangedAt, p.Running, p.Ready, p.InService = img, at, img, false, false }
+}
+
+// readyAt: its container became ready at at; it is in service if its gate's condition is True.
+func readyAt(at time.Time) func(*Pod) {
+	return func(p *Pod) { p.Ready, p.ReadySince, p.InService = true, at, p.Gate != nil && *p.Gate }
+}
+
+// gateSet: its gate's condition was set True, which the kubelet has yet to see.
+func gateSet(p *Pod) { p.Gate = yes() }
+
+func input(pods ...Pod) Input {
+	return Input{Image: newImage, Pods: pods, First: 0, End: 5, Partition: 2, MaxUnavailable: 1,
+		Grace: 10 * time.Second, Timeout: 2 * time.Minute, Now: now}
+}
+
+func five(img string) []Pod {
+	return []Pod{pod(0, img), pod(1, img), pod(2, img), pod(3, img), pod(4, img)}
+}
+
+func actions(p Plan) string {
+	var out []string
+	for _, a := range p.Actions {
+		out = append(out, string(a.Kind)+" "+a.Pod)
+	}
+	return strings.Join(out, ", ")
+}
+
+func states(p Plan) string {
+	var out []string
+	for _, pr := range p.Pods {
+		out = append(out, pr.Name+"="+string(pr.State))
+	}
+	return strings.Join(out, " ")
+}
+
+// The pods move highest ordinal first, one at a time with maxUnavailable 1, each drained for the
+// grace before its image changes and put back once ready; the pods below the partition are never
+// moved. Each step is what the pods show, so a plan made again after a restart goes on.
+func TestPodsMoveOneAtATimeHighestFirst(t *testing.T) {
+	pods := func(mods map[int32][]func(*Pod)) []Pod {
+		out := five(oldImage)
+		for o, ms := range mods {
+			for _, m := range ms {
+				m(&out[o])
+			}
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name    string
+		pods    []Pod
+		actions string
+		states  string
+		next    time.Duration
+		state   health.State
+	}{
+		{name: "nothing moved yet: db-4 leaves its Service", pods: pods(nil), actions: "Drain db-4",
+			states: "db-4=Draining db-3=Waiting db-2=Waiting", next: time.Second, state: health.Progressing},
+		{name: "db-4 draining, within the grace: wait", pods: pods(map[int32][]func(*Pod){4: {drained(now.Add(-4 * time.Second))}}),
+			states: "db-4=Draining db-3=Waiting db-2=Waiting", next: 6 * time.Second, state: health.Progressing},
+		{name: "db-4 drained for the grace: its image changes", pods: pods(map[int32][]func(*Pod){4: {drained(now.Add(-10 * time.Second))}}),
+			actions: "Change db-4", states: "db-4=Changing db-3=Waiting db-2=Waiting", next: time.Second, state: health.Progressing},
+		{name: "db-4 changed, not yet ready: nothing else moves", pods: pods(map[int32][]func(*Pod){4: {drained(now.Add(-20 * time.Second)), changed(newImage, now.Add(-10*time.Second))}}),
+			states: "db-4=Changing db-3=Waiting db-2=Waiting", next: Poll, state: health.Progressing},
+		{name: "db-4 ready: put back; nothing else moves until it is in service", pods: pods(map[int32][]func(*Pod){4: {drained(now.Add(-20 * time.Second)), changed(newImage, now.Add(-10*time.Second)), readyAt(now.Add(-time.Second))}}),
+			actions: "Undrain db-4", states: "db-4=Changing db-3=Waiting db-2=Waiting", next: time.Second, state: health.Progressing},
+		{name: "db-4 put back, not yet in service: wait", pods: pods(map[int32][]func(*Pod){4: {drained(now.Add(-20 * time.Second)), changed(newImage, now.Add(-10*time.Second)), readyAt(now.Add(-time.Second)), gateSet}}),
+			states: "db-4=Changing db-3=Waiting db-2=Waiting", next: Poll, state: health.Progressing},
+		{name: "db-4 back in service, db-3 draining", pods: pods(map[int32][]func(*Pod){4: {changed(newImage, now.Add(-10*time.Second)), readyAt(now.Add(-time.Second))},
+			3: {drained(now.Add(-time.Second))}}),
+			states: "db-4=Done db-3=Draining db-2=Waiting", next: 9 * time.Second, state: health.Progressing},
+		{name: "all three moved: healthy, db-0 and db-1 untouched", pods: pods(map[int32][]func(*Pod){
+			4: {changed(newImage, now.Add(-time.Minute)), readyAt(now.Add(-50 * time.Second))},
+			3: {changed(newImage, now.Add(-time.Minute)), readyAt(now.Add(-50 * time.Second))},
+			2: {changed(newImage, now.Add(-time.Minute)), readyAt(now.Add(-50 * time.Second))}}),
+			states: "db-4=Done db-3=Done db-2=Done", state: health.Healthy},
+		{name: "db-3 not ready two minutes after its change: failed, nothing else moves", pods: pods(map[int32][]func(*Pod){
+			4: {changed(newImage, now.Add(-5*time.Minute)), readyAt(now.Add(-4 * time.Minute))},
+			3: {drained(now.Add(-3 * time.Minute)), changed(newImage, now.Add(-2*time.Minute))}}),
+			states: "db-4=Done db-3=Failed db-2=Waiting", next: Poll, state: health.Failed},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := Make(input(tc.pods...))
+			if actions(p) != tc.actions || states(p) != tc.states || p.Next != tc.next || p.Verdict.State != tc.state {
+				t.Errorf("actions %q, states %q, next %s, verdict %+v; want %q, %q, %s, %s", actions(p), states(p), p.Next, p.Verdict, tc.actions, tc.states, tc.next, tc.state)
+			}
+			for _, a := range p.Actions {
+				if a.Pod == "db-0" || a.Pod == "db-1" {
+					t.Errorf("%s below the partition", a.Kind+" "+ActionKind(a.Pod))
+				}
+			}
+		})
+	}
+}
+
+// With maxUnavailable 2 two pods drain at once; a pod that was not ready before the upgrade
+// (nothing the upgrade did) takes no place of the budget until it is drained in its turn.
+func TestMaxUnavailableCountsWhatTheUpgradeDid(t *testing.T) {
+	in := input(five(oldImage)...)
+	in.MaxUnavailable = 2
+	if p := Make(in); actions(p) != "Drain db-4, Drain db-3" {
+		t.Errorf("maxUnavailable 2: %q, want db-4 and db-3 drained", actions(p))
+	}
+	broken := five(oldImage)
+	broken[4].Ready, broken[2].Ready = false, false
+	if p := Make(input(broken...)); actions(p) != "Drain db-4" {
+		t.Errorf("db-4 and db-2 not ready before the upgrade: %q, want db-4 drained in its turn", actions(p))
+	}
+	// A pod the StatefulSet recreated on the image, not yet ready, counts: nothing more leaves.
+	recreated := five(oldImage)
+	recreated[4] = pod(4, newImage, func(p *Pod) { p.Ready, p.Running, p.Gate = false, "", nil })
+	if p := Make(input(recreated...)); actions(p) != "" || states(p) != "db-4=Changing db-3=Waiting db-2=Waiting" {
+		t.Errorf("db-4 recreated on the image, starting: actions %q, states %q; want a wait", actions(p), states(p))
+	}
+}
+
+// A rollback moves the pods back lowest ordinal first (the reverse of the upgrade), starting with
+// the one that failed, which is out of service already; pods still on the old image stay.
+func TestARollbackMovesThePodsBackInReverse(t *testing.T) {
+	pods := five(oldImage)
+	pods[4] = pod(4, newImage, func(p *Pod) { p.ChangedAt = now.Add(-10 * time.Minute) })
+	pods[3] = pod(3, newImage, drained(now.Add(-5*time.Minute)), changed(newImage, now.Add(-4*time.Minute)))
+	in := input(pods...)
+	in.Image, in.Backward = oldImage, true
+	p := Make(in)
+	if actions(p) != "Change db-3" || states(p) != "db-2=Done db-3=Changing db-4=Waiting" || p.Verdict.State != health.Progressing {
+		t.Errorf("actions %q, states %q, verdict %+v; want db-3 (out of service) changed back first", actions(p), states(p), p.Verdict)
+	}
+}
+
+// A pod without the readiness gate cannot be taken out of its Service: the upgrade is blocked,
+// with the way out, before any pod moves. Ready pods on the image get their gate's condition
+// True, at any ordinal: without it they would never be ready.
+func TestGates(t *testing.T) {
+	pods := five(oldImage)
+	pods[3].Gated = false
+	if p := Make(input(pods...)); p.Verdict.State != health.Blocked || actions(p) != "" || !strings.Contains(p.Verdict.Message, "pods db-3 have no readiness gate rollgate.dev/in-place-ready") {
+		t.Errorf("db-3 without the gate: actions %q, verdict %+v", actions(p), p.Verdict)
+	}
+	fresh := five(newImage)
+	fresh[0].Gate, fresh[4].Gate = nil, no()
+	in := input(fresh...)
+	if p := Make(in); actions(p) != "Undrain db-0, Undrain db-4" || p.Verdict.State != health.Progressing {
+		t.Errorf("pods without their condition: actions %q, verdict %+v; want both put in service", actions(p), p.Verdict)
+	}
+	// Pods that do not exist (yet) are waited for.
+	if p := Make(input(five(newImage)[:4]...)); p.Verdict.State != health.Progressing || !strings.Contains(p.Verdict.Message, "waiting for ordinal 4") {
+		t.Errorf("db-4 missing: %+v", p.Verdict)
+	}
+}
+
+// A pod through the upgrade that is not ready again later is out of service, not a failed change;
+// the events' Changed marks only the pods rollgate changed to the image.
+func TestAPodDoneThatTurnsUnreadyDidNotFail(t *testing.T) {
+	pods := five(oldImage)
+	for o := 2; o < 5; o++ {
+		pods[o] = pod(int32(o), newImage, func(p *Pod) { p.ChangedAt = now.Add(-time.Hour) })
+	}
+	pods[4].Ready, pods[4].InService = false, false
+	in := input(pods...)
+	if p := Make(in); p.Verdict.State != health.Failed {
+		t.Fatalf("without the status's word: %+v, want db-4 failed", p.Verdict)
+	}
+	in.Done = map[string]bool{"db-4": true, "db-3": true, "db-2": true}
+	p := Make(in)
+	if p.Verdict.State != health.Progressing || states(p) != "db-4=Changing db-3=Done db-2=Done" || !p.Pods[1].Changed {
+		t.Errorf("db-4 done before, unready now: verdict %+v, states %q, db-3 changed %v", p.Verdict, states(p), p.Pods[1].Changed)
+	}
+	if p := Make(input(five(newImage)...)); p.Pods[0].Changed {
+		t.Error("a pod created on the image counts as changed in place")
+	}
+}
