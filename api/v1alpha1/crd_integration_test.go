@@ -159,6 +159,22 @@ func TestIntegrationInvalidSpecsAreRejected(t *testing.T) {
 			set(u, true, "spec", "pinDigest")
 			set(u, map[string]any{"name": "repo", "path": "apps/web/kustomization.yaml", "mode": "GitFirst"}, "spec", "gitWriteBack")
 		}, "pinDigest renders digests, and a GitFirst write-back commits tags: choose one"},
+		{"strategy InPlace on a Deployment", func(u *unstructured.Unstructured) {
+			set(u, map[string]any{"type": "InPlace"}, "spec", "strategy")
+		}, "strategy InPlace changes the pods of a StatefulSet: targetRef.kind must be StatefulSet"},
+		{"strategy InPlace with a GitFirst write-back", func(u *unstructured.Unstructured) {
+			set(u, map[string]any{"kind": "StatefulSet", "name": "db"}, "spec", "targetRef")
+			set(u, map[string]any{"type": "InPlace"}, "spec", "strategy")
+			set(u, map[string]any{"name": "repo", "path": "apps/web/kustomization.yaml", "mode": "GitFirst"}, "spec", "gitWriteBack")
+		}, "strategy InPlace does not work with a GitFirst write-back: use ClusterFirst"},
+		{"an in-place maxUnavailable of 0", func(u *unstructured.Unstructured) {
+			set(u, map[string]any{"kind": "StatefulSet", "name": "db"}, "spec", "targetRef")
+			set(u, map[string]any{"type": "InPlace", "inPlace": map[string]any{"maxUnavailable": int64(0)}}, "spec", "strategy")
+		}, "should be greater than or equal to 1"},
+		{"an in-place podReadyTimeout that is no duration", func(u *unstructured.Unstructured) {
+			set(u, map[string]any{"kind": "StatefulSet", "name": "db"}, "spec", "targetRef")
+			set(u, map[string]any{"type": "InPlace", "inPlace": map[string]any{"podReadyTimeout": "soon"}}, "spec", "strategy")
+		}, "podReadyTimeout must be a duration of at least 1s"},
 		{"a window both recurring and one-off", func(u *unstructured.Unstructured) {
 			set(u, []any{map[string]any{"name": "x", "schedule": "0 3 * * *", "duration": "1h", "start": "2026-12-24T00:00:00Z", "end": "2026-12-27T00:00:00Z"}}, "spec", "windows")
 		}, "a window is either recurring (schedule and duration) or one-off (start and end)"},

@@ -12,6 +12,7 @@ import (
 	"github.com/rollgate/rollgate/controllers/bookkeeping"
 	"github.com/rollgate/rollgate/controllers/health"
 	"github.com/rollgate/rollgate/controllers/image"
+	"github.com/rollgate/rollgate/controllers/inplace"
 )
 
 // Decide runs one step of the state machine. It branches on the update-phase annotation:
@@ -164,7 +165,7 @@ func blocked(d *Decision, w *Workload) bool {
 	if v.State != health.Blocked {
 		return false
 	}
-	if v.Reason == health.ReasonOnDelete {
+	if v.Reason == health.ReasonOnDelete || v.Reason == health.ReasonNotOnDelete || v.Reason == inplace.ReasonNoReadinessGate {
 		d.stalled(v.Reason, "%s: %s", w.Description, v.Message)
 	} else {
 		d.waiting(v.Reason, "%s: %s", w.Description, v.Message)

@@ -12,6 +12,7 @@ import (
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
 	"github.com/rollgate/rollgate/controllers/health"
+	"github.com/rollgate/rollgate/controllers/inplace"
 )
 
 // Annotations is the in-flight state kept in the config's annotations; "" means absent.
@@ -205,4 +206,5 @@ var warningReasons = map[string]bool{
 	v1alpha1.EventRegistryUnavailable: true, v1alpha1.EventFieldManagerConflict: true, v1alpha1.EventRollbackStuck: true,
 	v1alpha1.ReasonTargetRefused: true, v1alpha1.ReasonNoPrometheus: true, v1alpha1.ReasonImageNotFound: true,
 	health.ReasonPaused: true, health.ReasonOnDelete: true, health.ReasonPartitionCoversAll: true, health.ReasonScaledToZero: true,
+	health.ReasonNotOnDelete: true, inplace.ReasonNoReadinessGate: true,
 }

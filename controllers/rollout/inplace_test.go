@@ -1,0 +1,69 @@
+package rollout
+
+import (
+	"testing"
+	"time"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/health"
+	"github.com/rollgate/rollgate/controllers/inplace"
+)
+
+func inPlaceConfig(c *v1alpha1.RollingUpgradeConfig) {
+	c.Spec.TargetRef = v1alpha1.WorkloadReference{Kind: v1alpha1.KindStatefulSet, Name: "web"}
+	c.Spec.Strategy = &v1alpha1.UpgradeStrategy{Type: v1alpha1.StrategyInPlace}
+}
+
+// The progress of an in-place upgrade goes into status.inPlace as the pods show it, whole
+// seconds only (a look that finds the same pods writes nothing); a pod rollgate changed that
+// comes through is announced once, with its time, and one that fails once; the config looks
+// again when the plan asks.
+func TestInPlaceProgressIsRecorded(t *testing.T) {
+	cfg := config(current("1.0.0"), inPlaceConfig, inFlight(StepHealthCheck, repo+":1.1.0", now.Add(-time.Minute)))
+	plan := func(states ...inplace.Progress) *inplace.Plan {
+		return &inplace.Plan{Verdict: health.Verdict{State: health.Progressing}, Pods: states, Next: inplace.Poll}
+	}
+	decide := func(cfg *v1alpha1.RollingUpgradeConfig, p *inplace.Plan) Decision {
+		w := &Workload{Description: "StatefulSet web", Image: repo + ":1.1.0", Verdict: p.Verdict, InPlace: p}
+		return Decide(Input{Now: now, Config: cfg, Workload: w})
+	}
+	changing := inplace.Progress{Name: "web-1", State: inplace.StateChanging, Since: now.Add(-1500 * time.Millisecond), Changed: true}
+	d := decide(cfg, plan(changing, inplace.Progress{Name: "web-0", State: inplace.StateWaiting}))
+	st := d.Status.InPlace
+	if st == nil || st.Image != repo+":1.1.0" || len(st.Pods) != 2 || st.Pods[0].State != "Changing" || !st.Pods[0].Since.Time.Equal(now.Add(-2*time.Second)) ||
+		st.Pods[1].Since != nil || len(d.Events) != 0 || d.RequeueAfter != inplace.Poll {
+		t.Fatalf("status.inPlace %+v, events %s, next look %s", st, reasons(d.Events), d.RequeueAfter)
+	}
+	cfg = next(cfg, d)
+	if again := decide(cfg, plan(changing, inplace.Progress{Name: "web-0", State: inplace.StateWaiting})); !apiequality(again.Status, cfg.Status) {
+		t.Error("the same pods changed the status")
+	}
+	done := inplace.Progress{Name: "web-1", State: inplace.StateDone, Since: now, Changed: true, Took: 1200 * time.Millisecond}
+	d = decide(cfg, plan(done, inplace.Progress{Name: "web-0", State: inplace.StateDraining, Since: now}))
+	if reasons(d.Events) != v1alpha1.EventPodUpgraded || d.Events[0].Message != "web-1 runs "+repo+":1.1.0 in place: ready 1.2s after its image changed" ||
+		len(d.PodUpgrades) != 1 || d.PodUpgrades[0] != 1200*time.Millisecond {
+		t.Errorf("web-1 through: events %+v, pod times %v", d.Events, d.PodUpgrades)
+	}
+	cfg = next(cfg, d)
+	if again := decide(cfg, plan(done, inplace.Progress{Name: "web-0", State: inplace.StateDraining, Since: now})); len(again.Events) != 0 {
+		t.Errorf("web-1 announced again: %s", reasons(again.Events))
+	}
+	failed := inplace.Progress{Name: "web-0", State: inplace.StateFailed, Since: now, Changed: true}
+	d = decide(cfg, &inplace.Plan{Verdict: health.Verdict{State: health.Failed, Message: "web-0 is not ready"}, Pods: []inplace.Progress{done, failed}})
+	if reasons(d.Events) != "UpdateRollback,PodUpgradeFailed" || d.Outcome != OutcomeFailed {
+		t.Errorf("web-0 failed: events %s, outcome %q; want its failure announced and the version rolled back", reasons(d.Events), d.Outcome)
+	}
+	// A pod the StatefulSet created on the image was not changed in place: no event.
+	created := inplace.Progress{Name: "web-1", State: inplace.StateDone, Since: now}
+	fresh := config(current("1.0.0"), inPlaceConfig)
+	fresh.Status.InPlace = &v1alpha1.InPlaceStatus{Image: repo + ":1.1.0", Pods: []v1alpha1.InPlacePod{{Name: "web-1", State: "Changing"}}}
+	if d := decide(fresh, plan(created)); len(d.Events) != 0 {
+		t.Errorf("a pod created on the image: events %s", reasons(d.Events))
+	}
+	// Without the strategy, no in-place status.
+	plain := config(current("1.0.0"))
+	plain.Status.InPlace = fresh.Status.InPlace
+	if d := Decide(Input{Now: now, Config: plain, Workload: deploymentAt("1.0.0", healthy)}); d.Status.InPlace != nil {
+		t.Errorf("strategy RollingUpdate kept %+v", d.Status.InPlace)
+	}
+}
