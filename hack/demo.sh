@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # `make demo`: the main job of rollgate, narrated, on a local control plane built from source:
 # a version held for the maintenance window, the window opens, rollout, a bad version, rollback,
-# the circuit breaker, a human reset. It starts its own cluster and manager and removes both at the
+# the circuit breaker, a human reset, and a StatefulSet upgraded in place. It starts its own cluster and manager and removes both at the
 # end (KEEP_CLUSTER=1 keeps the cluster, with its kubeconfig in bin/).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -153,8 +153,62 @@ show
 run kubectl -n "$NS" get ruc web -o 'jsonpath={range .status.versionHistory[*]}{.version}{"\t"}{.status}{"\t"}{.appliedAt}{"\n"}{end}'
 events 3
 
-say "11. What Prometheus scrapes from the manager (the Grafana dashboard and alerts are in config/grafana and config/prometheus)"
+say "11. A StatefulSet upgraded in place: each pod keeps its UID, node and IP; only its container restarts"
+cat >bin/rollgate-demo-db.yaml <<EOF
+apiVersion: apps/v1
+kind: StatefulSet
+metadata: {name: db}
+spec:
+  replicas: 3
+  serviceName: db
+  podManagementPolicy: Parallel
+  updateStrategy: {type: OnDelete}    # its controller leaves the pods to rollgate
+  selector: {matchLabels: {app: db}}
+  template:
+    metadata: {labels: {app: db}}
+    spec:
+      readinessGates:                  # rollgate takes a pod out of its Service through it
+      - {conditionType: rollgate.dev/in-place-ready}
+      containers:
+      - {name: db, image: "ghcr.io/acme/db:1.0.0"}
+---
+apiVersion: rollgate.dev/v1alpha1
+kind: ApplicationVersion
+metadata: {name: db}
+spec: {image: ghcr.io/acme/db, version: 1.0.0}
+---
+apiVersion: rollgate.dev/v1alpha1
+kind: RollingUpgradeConfig
+metadata: {name: db}
+spec:
+  targetRef: {kind: StatefulSet, name: db}
+  image: ghcr.io/acme/db
+  versionConstraint: ">=1.0.0, <2.0.0"
+  sources: [{applicationVersion: {name: db}}]
+  healthTimeout: 2m
+  strategy:
+    type: InPlace
+    inPlace: {maxUnavailable: 1, drainGracePeriod: 2s, podReadyTimeout: 30s}
+EOF
+run cat bin/rollgate-demo-db.yaml
+run kubectl -n "$NS" apply -f bin/rollgate-demo-db.yaml
+kubectl -n "$NS" wait ruc/db --for=jsonpath='{.status.currentVersion}'=1.0.0 --timeout=90s >/dev/null
+db_pods() {
+  run kubectl -n "$NS" get pods -l app=db -o \
+    'custom-columns=NAME:.metadata.name,UID:.metadata.uid,NODE:.spec.nodeName,IP:.status.podIP,IMAGE:.spec.containers[0].image,RESTARTS:.status.containerStatuses[0].restartCount'
+}
+db_pods
+run kubectl -n "$NS" patch appver db --type=merge -p '{"spec":{"version":"1.1.0"}}'
+kubectl -n "$NS" wait ruc/db --for=jsonpath='{.status.currentVersion}'=1.1.0 --timeout=120s >/dev/null
+note "db-2, db-1, db-0 moved in that order, one at a time, each out of its Service first: the same pods, restarted once."
+db_pods
+run kubectl -n "$NS" get ruc db -o 'jsonpath={range .status.inPlace.pods[*]}{.name} {.state} {.since}{"\n"}{end}'
+printf '%s$ kubectl -n %s get events --field-selector involvedObject.name=db,reason=PodUpgraded%s\n' "$dim" "$NS" "$off"
+kubectl -n "$NS" get events --field-selector involvedObject.name=db,reason=PodUpgraded --sort-by=.metadata.creationTimestamp \
+  -o custom-columns=REASON:.reason,MESSAGE:.message
+
+say "12. What Prometheus scrapes from the manager (the Grafana dashboard and alerts are in config/grafana and config/prometheus)"
 printf '%s$ curl -s http://127.0.0.1:18080/metrics | grep -E "^(rolling|pod)_upgrade_[a-z_]+(_total|_count)?[{]"%s\n' "$dim" "$off"
 curl -s http://127.0.0.1:18080/metrics | grep -E '^(rolling|pod)_upgrade_[a-z_]+(_total|_count)?[{]' | grep -v '_bucket' || true
 
-say "Done: held, applied in the window, rolled back twice, circuit opened, reset by a human, 1.3.0 running"
+say "Done: held, applied in the window, rolled back twice, circuit opened, reset by a human, 1.3.0 running; db upgraded in place"
