@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"strings"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
@@ -15,45 +16,66 @@ import (
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
 	"github.com/rollgate/rollgate/controllers/health"
+	"github.com/rollgate/rollgate/controllers/image"
 	"github.com/rollgate/rollgate/controllers/inplace"
 	"github.com/rollgate/rollgate/controllers/rollout"
 )
 
 // inPlaceVerdict judges a StatefulSet upgraded in place (spec.strategy InPlace) and plans the
-// moves of its pods to the template's image (w.inPlace): the StatefulSet must leave its pods
-// alone (OnDelete) and give them rollgate's readiness gate, and the pods tell the rest.
+// moves of its pods (w.inPlace): the StatefulSet must leave its pods alone (OnDelete) and give them
+// rollgate's readiness gate, and the pods tell the rest. The image they move to is the step's: the
+// target of a health check, else the recorded image (a rollback, or a repair at rest); they move
+// only once the template has it.
 func (w *workload) inPlaceVerdict(ctx context.Context, reader client.Reader, ruc *v1alpha1.RollingUpgradeConfig, now time.Time) (health.Verdict, error) {
 	spec, sts := ruc.Spec, w.statefulSet
+	blocked := func(reason, format string, args ...any) (health.Verdict, error) {
+		w.releaseGates = true // whatever moves stopped, no pod stays out of its Service
+		return health.Verdict{State: health.Blocked, Reason: reason, Message: fmt.Sprintf(format, args...)}, nil
+	}
 	if sts.Spec.UpdateStrategy.Type != appsv1.OnDeleteStatefulSetStrategyType {
-		return health.Verdict{State: health.Blocked, Reason: health.ReasonNotOnDelete, Message: fmt.Sprintf(
+		return blocked(health.ReasonNotOnDelete,
 			"spec.strategy InPlace needs the StatefulSet's updateStrategy OnDelete (it is %s): its controller would replace the pods rollgate changes in place",
-			sts.Spec.UpdateStrategy.Type)}, nil
+			sts.Spec.UpdateStrategy.Type)
 	}
 	if !hasGate(sts.Spec.Template.Spec.ReadinessGates) {
-		return health.Verdict{State: health.Blocked, Reason: inplace.ReasonNoReadinessGate, Message: fmt.Sprintf(
-			"spec.strategy InPlace needs the readiness gate %s in the StatefulSet's pod template (spec.template.spec.readinessGates: [{conditionType: %s}]), through which rollgate takes a pod out of its Service before changing it; then delete its pods one at a time so that they are recreated with it",
-			v1alpha1.InPlaceReadinessGate, v1alpha1.InPlaceReadinessGate)}, nil
+		return blocked(inplace.ReasonNoReadinessGate,
+			"spec.strategy InPlace needs the readiness gate %s in the StatefulSet's pod template (spec.template.spec.readinessGates: [{conditionType: %s}]), "+
+				"through which rollgate takes a pod out of its Service before changing it; then delete its pods one at a time so that they are recreated with it",
+			v1alpha1.InPlaceReadinessGate, v1alpha1.InPlaceReadinessGate)
 	}
 	c, err := w.container(spec.Container)
 	if err != nil {
-		return health.Verdict{State: health.Blocked, Reason: "ContainerNotFound", Message: err.Error()}, nil // the decision stalls on it first
+		return blocked("ContainerNotFound", "%v", err) // the decision stalls on it first
 	}
 	pods, err := w.podsOnce(ctx, reader)
 	if err != nil {
 		return health.Verdict{}, err
+	}
+	a := rollout.AnnotationsOf(ruc)
+	want := ruc.Status.CurrentImage
+	if a.Step == rollout.StepHealthCheck && a.TargetImage != "" {
+		want = a.TargetImage
+	}
+	if want == "" {
+		want = c.Image // nothing recorded yet: the pods are judged against their template
+	}
+	var since time.Time
+	if a.Step != rollout.StepIdle {
+		since, _ = time.Parse(time.RFC3339, a.UpdateStarted)
 	}
 	s := spec.InPlace()
 	var first int32
 	if sts.Spec.Ordinals != nil {
 		first = sts.Spec.Ordinals.Start
 	}
-	in := inplace.Input{Image: c.Image, First: first, End: first + ptr.Deref(sts.Spec.Replicas, 1), Partition: s.Partition,
+	in := inplace.Input{Image: want, Move: image.Renders(c.Image, want), Since: since, AllowZeroReplicas: spec.AllowZeroReplicas,
+		First: first, End: first + ptr.Deref(sts.Spec.Replicas, 1), Partition: s.Partition,
 		MaxUnavailable: s.MaxUnavailableOrDefault(), Grace: s.DrainGracePeriodOrDefault(), Timeout: s.PodReadyTimeoutOrDefault(),
-		Backward: rollout.AnnotationsOf(ruc).Step == rollout.StepRollingBack, // the moves undone in reverse
+		Backward: a.Step == rollout.StepRollingBack, // the moves undone in reverse
 		Done:     map[string]bool{}, Now: now}
-	if st := ruc.Status.InPlace; st != nil && st.Image == c.Image {
+	if st := ruc.Status.InPlace; st != nil && st.Image == want && st.Started != nil && st.Started.Time.Equal(since) {
 		for _, p := range st.Pods {
-			in.Done[p.Name] = p.State == string(inplace.StateDone)
+			in.Done[p.Name] = p.Upgraded
 		}
 	}
 	for i := range pods {
@@ -87,6 +109,9 @@ func inPlacePod(sts string, pod *corev1.Pod, container string) (inplace.Pod, boo
 	for _, s := range pod.Status.ContainerStatuses {
 		if s.Name == c.Name {
 			p.Running = s.Image
+			if s.State.Running != nil {
+				p.StartedAt = s.State.Running.StartedAt.Time
+			}
 		}
 	}
 	for _, cond := range pod.Status.Conditions {
@@ -99,36 +124,35 @@ func inPlacePod(sts string, pod *corev1.Pod, container string) (inplace.Pod, boo
 			p.Gate, p.GateSince = ptr.To(cond.Status == corev1.ConditionTrue), cond.LastTransitionTime.Time
 		}
 	}
-	if at, err := time.Parse(time.RFC3339, pod.Annotations[v1alpha1.InPlaceChangedAnnotation]); err == nil {
-		p.ChangedAt = at
+	if when, img, ok := strings.Cut(pod.Annotations[v1alpha1.InPlaceChangedAnnotation], " "); ok {
+		if at, err := time.Parse(time.RFC3339, when); err == nil {
+			p.ChangedAt, p.ChangedTo = at, img
+		}
 	}
 	return p, true
 }
 
-// moveInPlace carries out the plan's writes to the pods: their readiness gate's condition
-// (pods/status) and their container's image, with the time of the change.
-func (r *RollingUpgradeConfigReconciler) moveInPlace(ctx context.Context, w *workload, container string) error {
+// moveInPlace carries out the plan's writes to the pods at now (the decision's time): their
+// readiness gate's condition (pods/status) and their container's image, with the time and image of
+// the change.
+func moveInPlace(ctx context.Context, c client.Client, w *workload, container string, now time.Time) error {
 	plan := w.inPlace
-	c, err := w.container(container)
+	cont, err := w.container(container)
 	if err != nil {
 		return err
 	}
-	now := r.Clock.Now().UTC()
+	now = now.UTC()
 	for _, a := range plan.Actions {
 		pod := &corev1.Pod{}
 		pod.Namespace, pod.Name = w.object().GetNamespace(), a.Pod
 		var patch map[string]any
 		switch a.Kind {
 		case inplace.Drain, inplace.Undrain:
-			status, reason, msg := corev1.ConditionFalse, "Draining", "rollgate takes the pod out of its Service to change its image in place to "+c.Image
-			if a.Kind == inplace.Undrain {
-				status, reason, msg = corev1.ConditionTrue, "InService", "the pod runs "+c.Image
-			}
-			patch = map[string]any{"status": map[string]any{"conditions": []map[string]any{{"type": v1alpha1.InPlaceReadinessGate, "status": status,
-				"reason": reason, "message": msg, "lastTransitionTime": now.Format(time.RFC3339)}}}}
+			patch = gatePatch(a.Kind == inplace.Undrain, "rollgate takes the pod out of its Service to change its image in place to "+plan.Image, now)
 		case inplace.Change:
-			patch = map[string]any{"metadata": map[string]any{"annotations": map[string]string{v1alpha1.InPlaceChangedAnnotation: now.Format(time.RFC3339)}},
-				"spec": map[string]any{"containers": []map[string]string{{"name": c.Name, "image": c.Image}}}}
+			patch = map[string]any{"metadata": map[string]any{"annotations": map[string]string{
+				v1alpha1.InPlaceChangedAnnotation: now.Format(time.RFC3339) + " " + plan.Image}},
+				"spec": map[string]any{"containers": []map[string]string{{"name": cont.Name, "image": plan.Image}}}}
 		}
 		data, err := json.Marshal(patch)
 		if err != nil {
@@ -136,13 +160,59 @@ func (r *RollingUpgradeConfigReconciler) moveInPlace(ctx context.Context, w *wor
 		}
 		p := client.RawPatch(types.StrategicMergePatchType, data)
 		if a.Kind == inplace.Change {
-			err = r.Client.Patch(ctx, pod, p, client.FieldOwner(v1alpha1.FieldManager))
+			err = c.Patch(ctx, pod, p, client.FieldOwner(v1alpha1.FieldManager))
 		} else {
-			err = r.Client.Status().Patch(ctx, pod, p, client.FieldOwner(v1alpha1.FieldManager))
+			err = c.Status().Patch(ctx, pod, p, client.FieldOwner(v1alpha1.FieldManager))
 		}
 		if err != nil && !apierrors.IsNotFound(err) { // a pod gone is the StatefulSet's to recreate
 			return fmt.Errorf("%s pod %s in place: %w", a.Kind, a.Pod, err)
 		}
 	}
 	return nil
+}
+
+// gatePatch sets the condition of rollgate's readiness gate: True puts the pod in its Service (once
+// its containers are ready), False takes it out, saying why.
+func gatePatch(ready bool, why string, now time.Time) map[string]any {
+	status, reason, msg := corev1.ConditionFalse, "Draining", why
+	if ready {
+		status, reason, msg = corev1.ConditionTrue, "InService", "rollgate leaves the pod in its Service"
+	}
+	return map[string]any{"status": map[string]any{"conditions": []map[string]any{{"type": v1alpha1.InPlaceReadinessGate, "status": status,
+		"reason": reason, "message": msg, "lastTransitionTime": now.UTC().Format(time.RFC3339)}}}}
+}
+
+// releasePods puts every pod of the StatefulSet that carries rollgate's readiness gate back in its
+// Service (the gate's condition True), whatever it runs: the pods of a StatefulSet no longer
+// upgraded in place (the config deleted, its strategy changed, the StatefulSet off OnDelete or
+// without the gate in its template) are the StatefulSet's again, and a pod left out would never be
+// Ready.
+func releasePods(ctx context.Context, reader client.Reader, c client.Client, w *workload, now time.Time) error {
+	pods, err := w.podsOnce(ctx, reader)
+	if err != nil {
+		return err
+	}
+	for i := range pods {
+		pod := &pods[i]
+		if !hasGate(pod.Spec.ReadinessGates) || pod.DeletionTimestamp != nil || gateTrue(pod) {
+			continue
+		}
+		data, err := json.Marshal(gatePatch(true, "", now))
+		if err != nil {
+			return err
+		}
+		if err := c.Status().Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, data), client.FieldOwner(v1alpha1.FieldManager)); err != nil && !apierrors.IsNotFound(err) {
+			return fmt.Errorf("putting pod %s back in its Service: %w", pod.Name, err)
+		}
+	}
+	return nil
+}
+
+func gateTrue(pod *corev1.Pod) bool {
+	for _, c := range pod.Status.Conditions {
+		if c.Type == v1alpha1.InPlaceReadinessGate {
+			return c.Status == corev1.ConditionTrue
+		}
+	}
+	return false
 }

@@ -71,7 +71,12 @@ func (r *RollingUpgradeConfigReconciler) Reconcile(ctx context.Context, req ctrl
 	// The pods of an in-place upgrade move on as planned from what they showed, unless the
 	// decision just ended the check (a rollback plans the moves back at its next look).
 	if w != nil && w.inPlace != nil && (d.Outcome == rollout.OutcomeNone || d.Outcome == rollout.OutcomeStarted) {
-		if err := r.moveInPlace(ctx, w, ruc.Spec.Container); err != nil {
+		if err := moveInPlace(ctx, r.Client, w, ruc.Spec.Container, in.Now); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if w != nil && w.releaseGates {
+		if err := releasePods(ctx, r.APIReader, r.Client, w, in.Now); err != nil {
 			return ctrl.Result{}, err
 		}
 	}
@@ -315,6 +320,12 @@ func (r *RollingUpgradeConfigReconciler) finalize(ctx context.Context, ruc *v1al
 	f := rollout.Finalize(in)
 	if !f.Release {
 		return ctrl.Result{RequeueAfter: f.RequeueAfter}, nil
+	}
+	if w != nil && w.statefulSet != nil && (w.releaseGates || w.inPlace != nil) {
+		// No pod of an in-place upgrade stays out of its Service once the config is gone.
+		if err := releasePods(ctx, r.APIReader, r.Client, w, in.Now); err != nil {
+			return ctrl.Result{}, err
+		}
 	}
 	if f.Workload && w != nil {
 		// Read afresh: the cached copy lacks most managedFields (CacheTrim).

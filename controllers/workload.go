@@ -30,6 +30,9 @@ type workload struct {
 
 	// inPlace is the plan of the moves of its pods, for a StatefulSet upgraded in place.
 	inPlace *inplace.Plan
+	// releaseGates: its pods may carry rollgate's readiness gate with no in-place upgrade to put
+	// them back in service (releasePods).
+	releaseGates bool
 }
 
 // getWorkload reads the target of a config from c; nil when it does not exist. A workload that the
@@ -176,6 +179,7 @@ func (w *workload) facts(ctx context.Context, reader client.Reader, ruc *v1alpha
 	if spec.InPlace() != nil && w.statefulSet != nil {
 		v, err = w.inPlaceVerdict(ctx, reader, ruc, now)
 	} else {
+		w.releaseGates = w.statefulSet != nil && hasGate(w.statefulSet.Spec.Template.Spec.ReadinessGates)
 		v, err = w.verdict(ctx, reader, health.Options{AllowZeroReplicas: spec.AllowZeroReplicas, Now: now})
 	}
 	if err != nil {

@@ -23,8 +23,8 @@ const (
 const InPlaceReadinessGate = "rollgate.dev/in-place-ready"
 
 // InPlaceChangedAnnotation is set on a pod, with the image, when rollgate changes its image in
-// place: the time (RFC 3339) its readiness timeout counts from.
-const InPlaceChangedAnnotation = "rollgate.dev/in-place-changed-at"
+// place: "<time> <image>", the time (RFC 3339) its readiness timeout counts from and the image.
+const InPlaceChangedAnnotation = "rollgate.dev/in-place-changed"
 
 // UpgradeStrategy says how a new image reaches the pods.
 type UpgradeStrategy struct {
@@ -119,11 +119,18 @@ func (s *InPlaceStrategy) PodReadyTimeoutOrDefault() time.Duration {
 type InPlaceStatus struct {
 	// Image is the image the pods are moved to.
 	Image string `json:"image"`
-	// Pods are the pods it moves (from the partition up), in the order they move.
+	// Started is when the step that moves them began (the health check, or the rollback).
+	// +optional
+	Started *metav1.Time `json:"started,omitempty"`
+	// Pods are the pods it moves (from the partition up), in the order they move: the first
+	// MaxInPlacePods of them.
 	// +kubebuilder:validation:MaxItems=512
 	// +optional
 	Pods []InPlacePod `json:"pods,omitempty"`
 }
+
+// MaxInPlacePods is the number of pods status.inPlace lists.
+const MaxInPlacePods = 512
 
 // InPlacePod is one pod's place in an in-place upgrade.
 type InPlacePod struct {
@@ -136,4 +143,8 @@ type InPlacePod struct {
 	// Since is when it entered the state.
 	// +optional
 	Since *metav1.Time `json:"since,omitempty"`
+	// Upgraded: the pod came through this step (ready on the image, back in service); a pod that
+	// is not ready again later is out of service, not a failed change.
+	// +optional
+	Upgraded bool `json:"upgraded,omitempty"`
 }

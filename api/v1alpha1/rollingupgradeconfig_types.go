@@ -325,8 +325,8 @@ type RollingUpgradeConfigSpec struct {
 	// Strategy says how the new image reaches the pods: RollingUpdate (the default), or InPlace
 	// for a StatefulSet with updateStrategy OnDelete and the readiness gate
 	// rollgate.dev/in-place-ready in its pod template, whose pods rollgate then changes in place,
-	// one by one, each drained from its Service first. The health timeout bounds the whole
-	// upgrade. Not with a GitFirst write-back.
+	// one by one, each drained from its Service first; each pod has its own readiness timeout.
+	// Not with a GitFirst write-back.
 	// +optional
 	Strategy *UpgradeStrategy `json:"strategy,omitempty"`
 

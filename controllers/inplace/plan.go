@@ -34,19 +34,31 @@ type Pod struct {
 	// InService: the pod is Ready (its containers, and every readiness gate): in its Service's
 	// endpoints.
 	InService bool
+	// StartedAt is when its container last started (state.running.startedAt).
+	StartedAt time.Time
 	// Gate is the readiness gate's condition: nil when absent; GateSince its last transition.
 	Gate      *bool
 	GateSince time.Time
-	// ChangedAt is when rollgate last changed the pod's image in place; zero when it never did.
+	// ChangedAt is when rollgate last changed the pod's image in place, and ChangedTo to which
+	// image; zero and "" when it never did.
 	ChangedAt time.Time
+	ChangedTo string
 	Deleting  bool
 }
 
 // Input is what Make looks at.
 type Input struct {
-	// Image is the image the pods must run: their template's.
+	// Image is the image the pods must run: the target of a health check, the recorded image in
+	// a rollback or at rest.
 	Image string
-	Pods  []Pod
+	// Move: the template renders Image, so pods may be taken out and changed to it; else a plan
+	// only puts back pods that are ready (the renderer has yet to write the template, or cannot).
+	Move bool
+	// Since is when the step began: a change before it belongs to an earlier rollout.
+	Since time.Time
+	// AllowZeroReplicas: 0 replicas is healthy (spec.allowZeroReplicas).
+	AllowZeroReplicas bool
+	Pods              []Pod
 	// First and End bound the StatefulSet's ordinals: [First, End) (spec.ordinals.start and
 	// replicas). Pods below First+Partition are never moved.
 	First, End, Partition int32
@@ -58,8 +70,8 @@ type Input struct {
 	// Backward moves the lowest ordinal first (a rollback undoes the moves in reverse); else the
 	// highest goes first.
 	Backward bool
-	// Done names the pods already through the upgrade to Image (the config's status says so): one
-	// that is not ready again is out of service, but did not fail its change.
+	// Done names the pods already through this step's upgrade to Image (the config's status says
+	// so): one that is not ready again is out of service, but did not fail its change.
 	Done map[string]bool
 	Now  time.Time
 }
@@ -104,14 +116,18 @@ type Progress struct {
 	// Since is when it entered the state: the drain, the change, the readiness; zero when
 	// waiting, or not known (a pod the StatefulSet created on the image).
 	Since time.Time
-	// Changed: rollgate changed its image to the plan's (ChangedAt); Took is then, done, how long
-	// it took from the change to ready.
+	// Changed: rollgate changed its image to the plan's in this step; Took is then, done, how
+	// long it took from the change to ready.
 	Changed bool
 	Took    time.Duration
+	// Upgraded: the pod came through this step (ready on the image, in service), now or before.
+	Upgraded bool
 }
 
 // Plan is what Make decides.
 type Plan struct {
+	// Image is the image the pods move to (Input.Image).
+	Image   string
 	Verdict health.Verdict
 	// Actions to carry out now, in order: the pods put back into service first.
 	Actions []Action
@@ -132,7 +148,7 @@ const (
 
 // Make plans the upgrade.
 func Make(in Input) Plan {
-	var p Plan
+	p := Plan{Image: in.Image}
 	byOrdinal := map[int32]*Pod{}
 	for i := range in.Pods {
 		if o := in.Pods[i].Ordinal; o >= in.First && o < in.End {
@@ -140,7 +156,20 @@ func Make(in Input) Plan {
 		}
 	}
 	from := in.First + max(in.Partition, 0)
-	order := make([]int32, 0, max(in.End-from, 0))
+	switch {
+	case in.End <= in.First && in.AllowZeroReplicas:
+		p.Verdict = health.Verdict{State: health.Healthy, Reason: ReasonInPlaceComplete, Message: "0 replicas (spec.allowZeroReplicas)"}
+		return p
+	case in.End <= in.First:
+		p.Verdict = health.Verdict{State: health.Blocked, Reason: health.ReasonScaledToZero,
+			Message: "StatefulSet has 0 replicas: no pod would run the version; scale it up, or set spec.allowZeroReplicas"}
+		return p
+	case from >= in.End:
+		p.Verdict = health.Verdict{State: health.Blocked, Reason: health.ReasonPartitionCoversAll, Message: fmt.Sprintf(
+			"spec.strategy.inPlace.partition %d covers all %d pods: no pod would run the version; lower it", in.Partition, in.End-in.First)}
+		return p
+	}
+	order := make([]int32, 0, in.End-from)
 	for o := in.End - 1; o >= from; o-- {
 		order = append(order, o)
 	}
@@ -148,28 +177,35 @@ func Make(in Input) Plan {
 		slices.Reverse(order)
 	}
 
-	var unavailable int32 // out of service by the upgrade's doing
+	var unavailable int32 // out of service: by the upgrade's doing, or on its way back
 	var waiting []int     // indexes into p.Pods of the pods still to move, in order
 	var missing, ungated, failed []string
 	moving := map[string]bool{} // draining or changing: their gate stays as it is
 	for _, o := range order {
 		pod := byOrdinal[o]
 		if pod == nil {
+			// Being recreated, maybe after the upgrade took it out: it counts as out of service.
+			unavailable++
 			missing = append(missing, fmt.Sprintf("ordinal %d", o))
 			p.Pods = append(p.Pods, Progress{Name: fmt.Sprintf("ordinal %d", o), State: StateWaiting})
 			continue
 		}
-		pr := Progress{Name: pod.Name, Changed: !pod.ChangedAt.IsZero() && image.Renders(pod.Image, in.Image)}
 		onImage := image.Renders(pod.Image, in.Image)
+		// Changed here: rollgate wrote the image into it in this step (not in an earlier
+		// rollout): its readiness timeout runs, and its readiness is its change's.
+		changedTo := pod.ChangedTo != "" && image.Renders(pod.ChangedTo, in.Image) && !pod.ChangedAt.IsZero()
+		changedHere := changedTo && onImage && !pod.ChangedAt.Before(in.Since)
+		pr := Progress{Name: pod.Name, Changed: changedHere, Upgraded: in.Done[pod.Name]}
 		switch {
 		case pod.Deleting:
+			unavailable++
 			missing = append(missing, pod.Name+" (terminating)")
 			pr.State = StateWaiting
-		case onImage && image.Renders(pod.Running, in.Image) && pod.Ready:
+		case onImage && runs(pod, in.Image) && pod.Ready:
 			// Ready on the image: done once back in service. Until then it counts as out of
 			// service, and its gate's condition is set True (below) when it is not.
 			pr.State, pr.Since = StateDone, pod.ReadySince
-			if pr.Changed && pod.ReadySince.After(pod.ChangedAt) {
+			if changedHere && pod.ReadySince.After(pod.ChangedAt) {
 				pr.Took = pod.ReadySince.Sub(pod.ChangedAt)
 			}
 			if pod.Gated && (pod.Gate == nil || !*pod.Gate || !pod.InService) {
@@ -177,15 +213,22 @@ func Make(in Input) Plan {
 				moving[pod.Name] = pod.Gate != nil && *pod.Gate // set True already: the kubelet has yet to see it
 				unavailable++
 				p.Next = sooner(p.Next, Poll)
+			} else {
+				pr.Upgraded = true
 			}
 		case onImage:
-			// Changed (by rollgate, or created on the image), not yet ready.
-			moving[pod.Name] = true
+			// Changed (by rollgate, or created on the image), not yet ready. Only a change of this
+			// step that never came through can fail: a pod through the upgrade that is not ready
+			// again later, or one on the image from before, is out of service, not a failed change.
+			// Only rollgate's own change keeps its gate False until it is ready; any other pod on
+			// the image gets it True (below), to be Ready as soon as its containers are.
+			moving[pod.Name] = changedHere && !pr.Upgraded
 			unavailable++
 			pr.State, pr.Since = StateChanging, pod.ChangedAt
-			p.Next = sooner(p.Next, Poll)
-			if pr.Changed && !in.Done[pod.Name] {
-				if left := pod.ChangedAt.Add(in.Timeout).Sub(in.Now); left <= 0 {
+			if changedHere && !pr.Upgraded {
+				if left := pod.ChangedAt.Add(in.Timeout).Sub(in.Now); left > 0 {
+					p.Next = sooner(p.Next, Poll)
+				} else {
 					pr.State = StateFailed
 					failed = append(failed, fmt.Sprintf("%s is not ready %s after its image changed in place to %s", pod.Name, in.Timeout, in.Image))
 				}
@@ -197,9 +240,21 @@ func Make(in Input) Plan {
 			moving[pod.Name] = true
 			unavailable++
 			pr.State, pr.Since = StateDraining, pod.GateSince
-			if left := pod.GateSince.Add(in.Grace).Sub(in.Now); left > 0 {
+			switch left := pod.GateSince.Add(in.Grace).Sub(in.Now); {
+			case changedTo && !pod.ChangedAt.Before(pod.GateSince):
+				// Changed in this drain, yet not on the image (a webhook rewrites it): never changed
+				// twice; it fails when its timeout passes.
+				pr.State, pr.Since = StateChanging, pod.ChangedAt
+				if pod.ChangedAt.Add(in.Timeout).After(in.Now) {
+					p.Next = sooner(p.Next, Poll)
+				} else {
+					pr.State = StateFailed
+					failed = append(failed, fmt.Sprintf("%s does not run %s %s after its image was changed to it in place (does a webhook rewrite it?)", pod.Name, in.Image, in.Timeout))
+				}
+			case !in.Move:
+			case left > 0:
 				p.Next = sooner(p.Next, left)
-			} else {
+			default:
 				p.Actions = append(p.Actions, Action{Change, pod.Name})
 				pr.State, pr.Since, pr.Changed = StateChanging, in.Now, true
 			}
@@ -221,21 +276,26 @@ func Make(in Input) Plan {
 		}
 	}
 	slices.SortFunc(undrain, func(a, b Action) int { return strings.Compare(a.Pod, b.Pod) })
-	p.Actions = append(undrain, p.Actions...)
+	if len(undrain) > 0 {
+		p.Next = sooner(p.Next, Poll)
+	}
 
-	if len(ungated) > 0 {
+	switch {
+	case len(ungated) > 0:
 		p.Verdict = health.Verdict{State: health.Blocked, Reason: ReasonNoReadinessGate, Message: fmt.Sprintf(
 			"pods %s have no readiness gate %s (they were created before the template had it): delete them one at a time so that the StatefulSet recreates them with it",
 			strings.Join(ungated, ", "), v1alpha1.InPlaceReadinessGate)}
-		return p
-	}
-	if len(failed) > 0 {
+	case len(failed) > 0:
 		p.Verdict = health.Verdict{State: health.Failed, Reason: ReasonPodNotReady, Message: strings.Join(failed, "; ")}
+	}
+	if p.Verdict.State != "" {
+		p.Actions = undrain // a blocked or failed upgrade moves no pod on
 		return p
 	}
+	p.Actions = append(undrain, p.Actions...)
 	// Within the budget, the next pods in order leave their Service.
 	for _, i := range waiting {
-		if unavailable >= max(in.MaxUnavailable, 1) {
+		if !in.Move || unavailable >= max(in.MaxUnavailable, 1) {
 			break
 		}
 		unavailable++
@@ -248,6 +308,14 @@ func Make(in Input) Plan {
 	}
 	p.Verdict = verdict(in, p.Pods, missing, from)
 	return p
+}
+
+// runs: the pod's container runs image: its status says so, or it started after rollgate changed
+// its image (a runtime may report the image by tag alone, or by its ID, for an image pinned by
+// digest).
+func runs(pod *Pod, img string) bool {
+	return image.Renders(pod.Running, img) ||
+		(pod.ChangedTo != "" && image.Renders(pod.ChangedTo, img) && !pod.ChangedAt.IsZero() && !pod.StartedAt.Before(pod.ChangedAt))
 }
 
 // verdict sums the upgrade up: healthy once every pod it moves runs the image, ready and in
@@ -269,6 +337,9 @@ func verdict(in Input, pods []Progress, missing []string, from int32) health.Ver
 	}
 	if len(missing) > 0 {
 		notes = append(notes, "waiting for "+strings.Join(missing, ", "))
+	}
+	if !in.Move {
+		notes = append(notes, "no pod moves until the StatefulSet's template has the image")
 	}
 	if len(notes) > 0 {
 		counts += ": " + strings.Join(notes, ", ")

@@ -36,7 +36,9 @@ func drained(since time.Time) func(*Pod) {
 
 // changed: rollgate wrote img into it at at; its container runs it, not yet ready.
 func changed(img string, at time.Time) func(*Pod) {
-	return func(p *Pod) { p.Image, p.ChangedAt, p.Running, p.Ready, p.InService = img, at, img, false, false }
+	return func(p *Pod) {
+		p.Image, p.ChangedAt, p.ChangedTo, p.Running, p.Ready, p.InService = img, at, img, img, false, false
+	}
 }
 
 // readyAt: its container became ready at at; it is in service if its gate's condition is True.
@@ -48,7 +50,7 @@ func readyAt(at time.Time) func(*Pod) {
 func gateSet(p *Pod) { p.Gate = yes() }
 
 func input(pods ...Pod) Input {
-	return Input{Image: newImage, Pods: pods, First: 0, End: 5, Partition: 2, MaxUnavailable: 1,
+	return Input{Image: newImage, Move: true, Since: now.Add(-time.Hour), Pods: pods, First: 0, End: 5, Partition: 2, MaxUnavailable: 1,
 		Grace: 10 * time.Second, Timeout: 2 * time.Minute, Now: now}
 }
 
@@ -116,7 +118,7 @@ func TestPodsMoveOneAtATimeHighestFirst(t *testing.T) {
 		{name: "db-3 not ready two minutes after its change: failed, nothing else moves", pods: pods(map[int32][]func(*Pod){
 			4: {changed(newImage, now.Add(-5*time.Minute)), readyAt(now.Add(-4 * time.Minute))},
 			3: {drained(now.Add(-3 * time.Minute)), changed(newImage, now.Add(-2*time.Minute))}}),
-			states: "db-4=Done db-3=Failed db-2=Waiting", next: Poll, state: health.Failed},
+			states: "db-4=Done db-3=Failed db-2=Waiting", state: health.Failed},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			p := Make(input(tc.pods...))
@@ -148,8 +150,8 @@ func TestMaxUnavailableCountsWhatTheUpgradeDid(t *testing.T) {
 	// A pod the StatefulSet recreated on the image, not yet ready, counts: nothing more leaves.
 	recreated := five(oldImage)
 	recreated[4] = pod(4, newImage, func(p *Pod) { p.Ready, p.Running, p.Gate = false, "", nil })
-	if p := Make(input(recreated...)); actions(p) != "" || states(p) != "db-4=Changing db-3=Waiting db-2=Waiting" {
-		t.Errorf("db-4 recreated on the image, starting: actions %q, states %q; want a wait", actions(p), states(p))
+	if p := Make(input(recreated...)); actions(p) != "Undrain db-4" || states(p) != "db-4=Changing db-3=Waiting db-2=Waiting" {
+		t.Errorf("db-4 recreated on the image, starting: actions %q, states %q; want it put in service and nothing else moved", actions(p), states(p))
 	}
 }
 
@@ -157,7 +159,7 @@ func TestMaxUnavailableCountsWhatTheUpgradeDid(t *testing.T) {
 // the one that failed, which is out of service already; pods still on the old image stay.
 func TestARollbackMovesThePodsBackInReverse(t *testing.T) {
 	pods := five(oldImage)
-	pods[4] = pod(4, newImage, func(p *Pod) { p.ChangedAt = now.Add(-10 * time.Minute) })
+	pods[4] = pod(4, newImage, func(p *Pod) { p.ChangedAt, p.ChangedTo = now.Add(-10*time.Minute), newImage })
 	pods[3] = pod(3, newImage, drained(now.Add(-5*time.Minute)), changed(newImage, now.Add(-4*time.Minute)))
 	in := input(pods...)
 	in.Image, in.Backward = oldImage, true
@@ -193,7 +195,7 @@ func TestGates(t *testing.T) {
 func TestAPodDoneThatTurnsUnreadyDidNotFail(t *testing.T) {
 	pods := five(oldImage)
 	for o := 2; o < 5; o++ {
-		pods[o] = pod(int32(o), newImage, func(p *Pod) { p.ChangedAt = now.Add(-time.Hour) })
+		pods[o] = pod(int32(o), newImage, func(p *Pod) { p.ChangedAt, p.ChangedTo = now.Add(-3*time.Minute), newImage })
 	}
 	pods[4].Ready, pods[4].InService = false, false
 	in := input(pods...)
@@ -207,5 +209,93 @@ func TestAPodDoneThatTurnsUnreadyDidNotFail(t *testing.T) {
 	}
 	if p := Make(input(five(newImage)...)); p.Pods[0].Changed {
 		t.Error("a pod created on the image counts as changed in place")
+	}
+}
+
+// What the review of the planner asked for, one case each.
+func TestThePlanMovesNothingItShouldNot(t *testing.T) {
+	// The template does not run the image yet (the renderer has yet to write it, or cannot): no
+	// pod moves; a drained pod on the image that is ready goes back.
+	pods := five(oldImage)
+	pods[4] = pod(4, newImage, drained(now.Add(-time.Hour)))
+	pods[3] = pod(3, oldImage, drained(now.Add(-time.Hour)))
+	in := input(pods...)
+	in.Move = false
+	if p := Make(in); actions(p) != "Undrain db-4" || !strings.Contains(p.Verdict.Message, "no pod moves until the StatefulSet's template has the image") {
+		t.Errorf("template not on the image: actions %q, verdict %+v; want db-4 put back and nothing moved", actions(p), p.Verdict)
+	}
+
+	// A pod on the image from an earlier rollout, not ready: out of service, not a failed change.
+	old := five(oldImage)
+	old[2] = pod(2, oldImage, func(p *Pod) {
+		p.ChangedAt, p.ChangedTo, p.Ready, p.InService = now.Add(-2*time.Hour), oldImage, false, false
+	})
+	in = input(old...)
+	in.Image, in.Backward = oldImage, true
+	if p := Make(in); p.Verdict.State == health.Failed {
+		t.Errorf("a pod changed in an earlier rollout, unready now: %+v", p.Verdict)
+	}
+
+	// A webhook rewrites the image: changed once in its drain, never again; it fails in time.
+	hooked := five(oldImage)
+	hooked[4] = pod(4, "mirror.example/db:1.1.0", drained(now.Add(-time.Minute)), func(p *Pod) { p.ChangedAt, p.ChangedTo = now.Add(-50*time.Second), newImage })
+	if p := Make(input(hooked...)); actions(p) != "" || p.Pods[0].State != StateChanging {
+		t.Errorf("changed in its drain, not on the image: actions %q, states %q; want no second change", actions(p), states(p))
+	}
+	hooked[4].GateSince, hooked[4].ChangedAt = now.Add(-5*time.Minute), now.Add(-3*time.Minute)
+	if p := Make(input(hooked...)); p.Verdict.State != health.Failed || !strings.Contains(p.Verdict.Message, "does a webhook rewrite it?") {
+		t.Errorf("past its timeout: %+v", p.Verdict)
+	}
+
+	// A runtime that reports the image by its ID: the container's start after the change tells.
+	byID := five(oldImage)
+	byID[4] = pod(4, newImage+"@sha256:"+strings.Repeat("a", 64), func(p *Pod) {
+		p.Running, p.ChangedAt, p.ChangedTo, p.StartedAt = "sha256:"+strings.Repeat("b", 64), now.Add(-time.Minute), newImage+"@sha256:"+strings.Repeat("a", 64), now.Add(-59*time.Second)
+	})
+	in = input(byID...)
+	in.Image = newImage + "@sha256:" + strings.Repeat("a", 64)
+	if p := Make(in); p.Pods[0].State != StateDone {
+		t.Errorf("restarted after its change, reported by image ID: %q, want db-4 done", states(p))
+	}
+
+	// A pod being recreated counts against maxUnavailable.
+	if p := Make(input(five(oldImage)[:4]...)); actions(p) != "" {
+		t.Errorf("db-4 missing: actions %q, want none (it is out of service)", actions(p))
+	}
+
+	// Nothing to move is no success.
+	in = input(five(oldImage)...)
+	in.Partition = 5
+	if p := Make(in); p.Verdict.State != health.Blocked || p.Verdict.Reason != health.ReasonPartitionCoversAll {
+		t.Errorf("partition over all pods: %+v", p.Verdict)
+	}
+	in = input()
+	in.End = 0
+	if p := Make(in); p.Verdict.State != health.Blocked {
+		t.Errorf("0 replicas: %+v", p.Verdict)
+	}
+	in.AllowZeroReplicas = true
+	if p := Make(in); p.Verdict.State != health.Healthy {
+		t.Errorf("0 replicas allowed: %+v", p.Verdict)
+	}
+}
+
+// A pod the StatefulSet created on the image gets its gate's condition True at once, ready or
+// not (nothing else would tell when its containers are ready); one rollgate changed keeps it
+// False until it is ready.
+func TestNewPodsGoInServiceAsSoonAsReady(t *testing.T) {
+	pods := five(newImage)
+	for i := range pods {
+		pods[i].Gate, pods[i].Ready, pods[i].InService, pods[i].Running = nil, false, false, ""
+	}
+	in := input(pods...)
+	in.Partition = 0
+	if p := Make(in); actions(p) != "Undrain db-0, Undrain db-1, Undrain db-2, Undrain db-3, Undrain db-4" {
+		t.Errorf("new pods, not yet ready: %q, want all put in service", actions(p))
+	}
+	changing := five(oldImage)
+	changing[4] = pod(4, oldImage, drained(now.Add(-time.Minute)), changed(newImage, now.Add(-30*time.Second)))
+	if p := Make(input(changing...)); actions(p) != "" {
+		t.Errorf("rollgate's change, not yet ready: %q, want its gate kept False", actions(p))
 	}
 }

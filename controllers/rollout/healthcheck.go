@@ -210,6 +210,11 @@ func judge(d *Decision, in Input, w *Workload, ver string, started time.Time) {
 // blocked workload; a workload that never gets there keeps the rollout in flight
 // (RollgateRolloutStuck), which is no worse than not rolling out.
 func notFailedYet(w *Workload, rendered bool, timeout time.Duration, now time.Time) (time.Duration, bool) {
+	if w.InPlace != nil && rendered {
+		// An in-place upgrade's evidence is each pod's own readiness timeout: one that passed
+		// failed the version (Verdict Failed); a slow upgrade of many pods is no failure.
+		return HealthPoll, w.Verdict.State != health.Failed
+	}
 	pods := w.NewPods
 	switch {
 	case !rendered || pods == nil:

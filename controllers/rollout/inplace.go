@@ -24,32 +24,40 @@ func recordInPlace(d *Decision, in Input) {
 		return
 	}
 	plan := w.InPlace
-	was := map[string]string{}
-	if old := d.old.InPlace; old != nil && old.Image == w.Image {
+	was := map[string]v1alpha1.InPlacePod{}
+	if old := d.old.InPlace; old != nil && old.Image == plan.Image {
 		for _, p := range old.Pods {
-			was[p.Name] = p.State
+			was[p.Name] = p
 		}
 	}
-	st := &v1alpha1.InPlaceStatus{Image: w.Image}
-	for _, pr := range plan.Pods {
-		p := v1alpha1.InPlacePod{Name: pr.Name, State: string(pr.State)}
-		if !pr.Since.IsZero() {
-			p.Since = &metav1.Time{Time: pr.Since.UTC().Truncate(time.Second)}
+	st := &v1alpha1.InPlaceStatus{Image: plan.Image}
+	if a := d.Annotations; a.Step != StepIdle {
+		if t, err := time.Parse(time.RFC3339, a.UpdateStarted); err == nil {
+			st.Started = &metav1.Time{Time: t}
 		}
-		st.Pods = append(st.Pods, p)
+	}
+	for i, pr := range plan.Pods {
 		before := was[pr.Name]
 		switch {
-		case pr.State == inplace.StateDone && pr.Changed && (before == string(inplace.StateDraining) || before == string(inplace.StateChanging)):
+		case pr.Upgraded && !before.Upgraded && pr.Changed:
 			took := ""
 			if pr.Took > 0 {
 				took = ": ready " + pr.Took.Round(100*time.Millisecond).String() + " after its image changed"
 				d.PodUpgrades = append(d.PodUpgrades, pr.Took)
 			}
-			d.event(WriteStatus, corev1.EventTypeNormal, v1alpha1.EventPodUpgraded, "%s runs %s in place%s", pr.Name, w.Image, took)
-		case pr.State == inplace.StateFailed && before != string(inplace.StateFailed):
+			d.event(WriteStatus, corev1.EventTypeNormal, v1alpha1.EventPodUpgraded, "%s runs %s in place%s", pr.Name, plan.Image, took)
+		case pr.State == inplace.StateFailed && before.State != string(inplace.StateFailed):
 			d.event(WriteStatus, corev1.EventTypeWarning, v1alpha1.EventPodUpgradeFailed, "%s is not ready %s after its image changed in place to %s",
-				pr.Name, in.Config.Spec.InPlace().PodReadyTimeoutOrDefault(), w.Image)
+				pr.Name, in.Config.Spec.InPlace().PodReadyTimeoutOrDefault(), plan.Image)
 		}
+		if i >= v1alpha1.MaxInPlacePods {
+			continue // the status has room for so many; the events and the verdict count them all
+		}
+		p := v1alpha1.InPlacePod{Name: pr.Name, State: string(pr.State), Upgraded: pr.Upgraded}
+		if !pr.Since.IsZero() {
+			p.Since = &metav1.Time{Time: pr.Since.UTC().Truncate(time.Second)}
+		}
+		st.Pods = append(st.Pods, p)
 	}
 	d.Status.InPlace = st
 	if plan.Next > 0 && (d.RequeueAfter == 0 || plan.Next < d.RequeueAfter) {

@@ -21,7 +21,7 @@ func inPlaceConfig(c *v1alpha1.RollingUpgradeConfig) {
 func TestInPlaceProgressIsRecorded(t *testing.T) {
 	cfg := config(current("1.0.0"), inPlaceConfig, inFlight(StepHealthCheck, repo+":1.1.0", now.Add(-time.Minute)))
 	plan := func(states ...inplace.Progress) *inplace.Plan {
-		return &inplace.Plan{Verdict: health.Verdict{State: health.Progressing}, Pods: states, Next: inplace.Poll}
+		return &inplace.Plan{Image: repo + ":1.1.0", Verdict: health.Verdict{State: health.Progressing}, Pods: states, Next: inplace.Poll}
 	}
 	decide := func(cfg *v1alpha1.RollingUpgradeConfig, p *inplace.Plan) Decision {
 		w := &Workload{Description: "StatefulSet web", Image: repo + ":1.1.0", Verdict: p.Verdict, InPlace: p}
@@ -30,7 +30,8 @@ func TestInPlaceProgressIsRecorded(t *testing.T) {
 	changing := inplace.Progress{Name: "web-1", State: inplace.StateChanging, Since: now.Add(-1500 * time.Millisecond), Changed: true}
 	d := decide(cfg, plan(changing, inplace.Progress{Name: "web-0", State: inplace.StateWaiting}))
 	st := d.Status.InPlace
-	if st == nil || st.Image != repo+":1.1.0" || len(st.Pods) != 2 || st.Pods[0].State != "Changing" || !st.Pods[0].Since.Time.Equal(now.Add(-2*time.Second)) ||
+	if st == nil || st.Image != repo+":1.1.0" || st.Started == nil || !st.Started.Time.Equal(now.Add(-time.Minute)) || len(st.Pods) != 2 ||
+		st.Pods[0].State != "Changing" || !st.Pods[0].Since.Time.Equal(now.Add(-2*time.Second)) ||
 		st.Pods[1].Since != nil || len(d.Events) != 0 || d.RequeueAfter != inplace.Poll {
 		t.Fatalf("status.inPlace %+v, events %s, next look %s", st, reasons(d.Events), d.RequeueAfter)
 	}
@@ -38,7 +39,7 @@ func TestInPlaceProgressIsRecorded(t *testing.T) {
 	if again := decide(cfg, plan(changing, inplace.Progress{Name: "web-0", State: inplace.StateWaiting})); !apiequality(again.Status, cfg.Status) {
 		t.Error("the same pods changed the status")
 	}
-	done := inplace.Progress{Name: "web-1", State: inplace.StateDone, Since: now, Changed: true, Took: 1200 * time.Millisecond}
+	done := inplace.Progress{Name: "web-1", State: inplace.StateDone, Since: now, Changed: true, Upgraded: true, Took: 1200 * time.Millisecond}
 	d = decide(cfg, plan(done, inplace.Progress{Name: "web-0", State: inplace.StateDraining, Since: now}))
 	if reasons(d.Events) != v1alpha1.EventPodUpgraded || d.Events[0].Message != "web-1 runs "+repo+":1.1.0 in place: ready 1.2s after its image changed" ||
 		len(d.PodUpgrades) != 1 || d.PodUpgrades[0] != 1200*time.Millisecond {
@@ -48,13 +49,18 @@ func TestInPlaceProgressIsRecorded(t *testing.T) {
 	if again := decide(cfg, plan(done, inplace.Progress{Name: "web-0", State: inplace.StateDraining, Since: now})); len(again.Events) != 0 {
 		t.Errorf("web-1 announced again: %s", reasons(again.Events))
 	}
+	// Through, then not ready for a while, then ready again: announced once only.
+	blip := inplace.Progress{Name: "web-1", State: inplace.StateChanging, Since: now, Changed: true, Upgraded: true}
+	if again := decide(next(cfg, decide(cfg, plan(blip))), plan(done)); len(again.Events) != 0 {
+		t.Errorf("web-1 announced again after a blip: %s", reasons(again.Events))
+	}
 	failed := inplace.Progress{Name: "web-0", State: inplace.StateFailed, Since: now, Changed: true}
-	d = decide(cfg, &inplace.Plan{Verdict: health.Verdict{State: health.Failed, Message: "web-0 is not ready"}, Pods: []inplace.Progress{done, failed}})
+	d = decide(cfg, &inplace.Plan{Image: repo + ":1.1.0", Verdict: health.Verdict{State: health.Failed, Message: "web-0 is not ready"}, Pods: []inplace.Progress{done, failed}})
 	if reasons(d.Events) != "UpdateRollback,PodUpgradeFailed" || d.Outcome != OutcomeFailed {
 		t.Errorf("web-0 failed: events %s, outcome %q; want its failure announced and the version rolled back", reasons(d.Events), d.Outcome)
 	}
 	// A pod the StatefulSet created on the image was not changed in place: no event.
-	created := inplace.Progress{Name: "web-1", State: inplace.StateDone, Since: now}
+	created := inplace.Progress{Name: "web-1", State: inplace.StateDone, Since: now, Upgraded: true}
 	fresh := config(current("1.0.0"), inPlaceConfig)
 	fresh.Status.InPlace = &v1alpha1.InPlaceStatus{Image: repo + ":1.1.0", Pods: []v1alpha1.InPlacePod{{Name: "web-1", State: "Changing"}}}
 	if d := decide(fresh, plan(created)); len(d.Events) != 0 {
