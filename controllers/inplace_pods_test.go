@@ -26,7 +26,7 @@ func TestPodsAreReleasedWhenTheUpgradeStops(t *testing.T) {
 	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db"}, Spec: appsv1.StatefulSetSpec{
 		Replicas: ptr.To[int32](2), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
 		UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType},
-		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{ReadinessGates: gates, Containers: []corev1.Container{{Name: "db", Image: "db:1.0.0"}}}}}}
+		Template:       corev1.PodTemplateSpec{Spec: corev1.PodSpec{ReadinessGates: gates, Containers: []corev1.Container{{Name: "db", Image: "db:1.0.0"}}}}}}
 	pod := func(name, img string, gate corev1.ConditionStatus) *corev1.Pod {
 		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, Labels: map[string]string{"app": "db"}},
 			Spec: corev1.PodSpec{ReadinessGates: gates, Containers: []corev1.Container{{Name: "db", Image: img}}}}
