@@ -59,7 +59,8 @@ func (w *workload) inPlaceVerdict(ctx context.Context, reader client.Reader, ruc
 	if want == "" {
 		want = c.Image // nothing recorded yet: the pods are judged against their template
 	}
-	var since time.Time
+	// At rest no change is judged (nothing would roll back): only those of a check or rollback.
+	since := now
 	if a.Step != rollout.StepIdle {
 		since, _ = time.Parse(time.RFC3339, a.UpdateStarted)
 	}
