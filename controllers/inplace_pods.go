@@ -86,6 +86,9 @@ func (w *workload) inPlaceVerdict(ctx context.Context, reader client.Reader, ruc
 	}
 	plan := inplace.Make(in)
 	w.inPlace = &plan
+	// A blocked upgrade (or one that failed at rest, where nothing rolls back) moves no pod on:
+	// every pod goes back in service.
+	w.releaseGates = plan.Verdict.State == health.Blocked || (plan.Verdict.State == health.Failed && a.Step == rollout.StepIdle)
 	return plan.Verdict, nil
 }
 
@@ -151,9 +154,10 @@ func moveInPlace(ctx context.Context, c client.Client, w *workload, container st
 		case inplace.Drain, inplace.Undrain:
 			patch = gatePatch(a.Kind == inplace.Undrain, "rollgate takes the pod out of its Service to change its image in place to "+plan.Image, now)
 		case inplace.Change:
+			// The template's own image (it renders the plan's, pinned by a digest a webhook added).
 			patch = map[string]any{"metadata": map[string]any{"annotations": map[string]string{
-				v1alpha1.InPlaceChangedAnnotation: now.Format(time.RFC3339) + " " + plan.Image}},
-				"spec": map[string]any{"containers": []map[string]string{{"name": cont.Name, "image": plan.Image}}}}
+				v1alpha1.InPlaceChangedAnnotation: now.Format(time.RFC3339) + " " + cont.Image}},
+				"spec": map[string]any{"containers": []map[string]string{{"name": cont.Name, "image": cont.Image}}}}
 		}
 		data, err := json.Marshal(patch)
 		if err != nil {

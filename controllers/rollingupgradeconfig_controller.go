@@ -69,8 +69,8 @@ func (r *RollingUpgradeConfigReconciler) Reconcile(ctx context.Context, req ctrl
 		}
 	}
 	// The pods of an in-place upgrade move on as planned from what they showed, unless the
-	// decision just ended the check (a rollback plans the moves back at its next look).
-	if w != nil && w.inPlace != nil && (d.Outcome == rollout.OutcomeNone || d.Outcome == rollout.OutcomeStarted) {
+	// decision just started or ended a check (the next look plans for the new step).
+	if w != nil && w.inPlace != nil && d.Outcome == rollout.OutcomeNone {
 		if err := moveInPlace(ctx, r.Client, w, ruc.Spec.Container, in.Now); err != nil {
 			return ctrl.Result{}, err
 		}

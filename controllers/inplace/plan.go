@@ -136,6 +136,9 @@ type Plan struct {
 	Pods []Progress
 	// Next > 0: look again after this long, when a drain grace or a timeout ends.
 	Next time.Duration
+	// Unready: a pod rollgate changed to Image is not ready (its container crashed after it came
+	// through, say): past the health timeout, the version's own evidence against it.
+	Unready bool
 }
 
 // Reasons of the plan's verdicts.
@@ -225,6 +228,7 @@ func Make(in Input) Plan {
 			moving[pod.Name] = changedHere && !pr.Upgraded
 			unavailable++
 			pr.State, pr.Since = StateChanging, pod.ChangedAt
+			p.Unready = p.Unready || changedTo
 			if changedHere && !pr.Upgraded {
 				if left := pod.ChangedAt.Add(in.Timeout).Sub(in.Now); left > 0 {
 					p.Next = sooner(p.Next, Poll)
@@ -252,6 +256,8 @@ func Make(in Input) Plan {
 					failed = append(failed, fmt.Sprintf("%s does not run %s %s after its image was changed to it in place (does a webhook rewrite it?)", pod.Name, in.Image, in.Timeout))
 				}
 			case !in.Move:
+				// No move to finish while the template has another image: back in service.
+				moving[pod.Name] = false
 			case left > 0:
 				p.Next = sooner(p.Next, left)
 			default:
@@ -271,7 +277,7 @@ func Make(in Input) Plan {
 	for i := range in.Pods {
 		pod := &in.Pods[i]
 		if pod.Gated && !moving[pod.Name] && !pod.Deleting && (pod.Gate == nil || !*pod.Gate) &&
-			(image.Renders(pod.Image, in.Image) || pod.Ordinal < from) {
+			(image.Renders(pod.Image, in.Image) || pod.Ordinal < from || !in.Move) {
 			undrain = append(undrain, Action{Undrain, pod.Name})
 		}
 	}
@@ -310,12 +316,11 @@ func Make(in Input) Plan {
 	return p
 }
 
-// runs: the pod's container runs image: its status says so, or it started after rollgate changed
-// its image (a runtime may report the image by tag alone, or by its ID, for an image pinned by
-// digest).
+// runs: the pod's container runs image (its spec's): its status says so, or, since a runtime may
+// report the image by tag alone or by its ID, the pod was never changed in place (it runs what it
+// was created with), or its container started after rollgate changed it.
 func runs(pod *Pod, img string) bool {
-	return image.Renders(pod.Running, img) ||
-		(pod.ChangedTo != "" && image.Renders(pod.ChangedTo, img) && !pod.ChangedAt.IsZero() && !pod.StartedAt.Before(pod.ChangedAt))
+	return image.Renders(pod.Running, img) || pod.ChangedAt.IsZero() || !pod.StartedAt.Before(pod.ChangedAt)
 }
 
 // verdict sums the upgrade up: healthy once every pod it moves runs the image, ready and in

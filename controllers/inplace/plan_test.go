@@ -221,8 +221,8 @@ func TestThePlanMovesNothingItShouldNot(t *testing.T) {
 	pods[3] = pod(3, oldImage, drained(now.Add(-time.Hour)))
 	in := input(pods...)
 	in.Move = false
-	if p := Make(in); actions(p) != "Undrain db-4" || !strings.Contains(p.Verdict.Message, "no pod moves until the StatefulSet's template has the image") {
-		t.Errorf("template not on the image: actions %q, verdict %+v; want db-4 put back and nothing moved", actions(p), p.Verdict)
+	if p := Make(in); actions(p) != "Undrain db-3, Undrain db-4" || !strings.Contains(p.Verdict.Message, "no pod moves until the StatefulSet's template has the image") {
+		t.Errorf("template not on the image: actions %q, verdict %+v; want db-4 and the drained db-3 put back, nothing moved", actions(p), p.Verdict)
 	}
 
 	// A pod on the image from an earlier rollout, not ready: out of service, not a failed change.
@@ -297,5 +297,28 @@ func TestNewPodsGoInServiceAsSoonAsReady(t *testing.T) {
 	changing[4] = pod(4, oldImage, drained(now.Add(-time.Minute)), changed(newImage, now.Add(-30*time.Second)))
 	if p := Make(input(changing...)); actions(p) != "" {
 		t.Errorf("rollgate's change, not yet ready: %q, want its gate kept False", actions(p))
+	}
+}
+
+// A pod rollgate changed to the version that is not ready, through or not, is the version's own
+// evidence past the health timeout (Plan.Unready); a pod the StatefulSet created is judged by its
+// spec when the runtime reports its image by ID.
+func TestUnreadyChangedPodsAndImagesByID(t *testing.T) {
+	pods := five(oldImage)
+	pods[4] = pod(4, newImage, func(p *Pod) { p.ChangedAt, p.ChangedTo, p.Ready, p.InService = now.Add(-time.Minute), newImage, false, false })
+	in := input(pods...)
+	in.Done = map[string]bool{"db-4": true}
+	if p := Make(in); !p.Unready || p.Verdict.State == health.Failed {
+		t.Errorf("db-4 through, then unready: unready %v, verdict %+v; want evidence, no failure yet", p.Unready, p.Verdict)
+	}
+	if p := Make(input(five(oldImage)...)); p.Unready {
+		t.Error("nothing changed, yet unready")
+	}
+	byID := five(newImage)
+	for i := range byID {
+		byID[i].Running = "sha256:" + strings.Repeat("c", 64)
+	}
+	if p := Make(input(byID...)); p.Verdict.State != health.Healthy {
+		t.Errorf("pods created on the image, reported by ID: %+v", p.Verdict)
 	}
 }

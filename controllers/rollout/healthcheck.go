@@ -211,9 +211,10 @@ func judge(d *Decision, in Input, w *Workload, ver string, started time.Time) {
 // (RollgateRolloutStuck), which is no worse than not rolling out.
 func notFailedYet(w *Workload, rendered bool, timeout time.Duration, now time.Time) (time.Duration, bool) {
 	if w.InPlace != nil && rendered {
-		// An in-place upgrade's evidence is each pod's own readiness timeout: one that passed
-		// failed the version (Verdict Failed); a slow upgrade of many pods is no failure.
-		return HealthPoll, w.Verdict.State != health.Failed
+		// An in-place upgrade's evidence is each pod's own: one not ready within its readiness
+		// timeout (Verdict Failed), or, past the health timeout, one changed to the version that is
+		// not ready (it came through, then crashed). A slow upgrade of many pods is no failure.
+		return HealthPoll, w.Verdict.State != health.Failed && !w.InPlace.Unready
 	}
 	pods := w.NewPods
 	switch {
