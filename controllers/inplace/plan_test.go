@@ -305,7 +305,9 @@ func TestNewPodsGoInServiceAsSoonAsReady(t *testing.T) {
 // spec when the runtime reports its image by ID.
 func TestUnreadyChangedPodsAndImagesByID(t *testing.T) {
 	pods := five(oldImage)
-	pods[4] = pod(4, newImage, func(p *Pod) { p.ChangedAt, p.ChangedTo, p.Ready, p.InService = now.Add(-time.Minute), newImage, false, false })
+	pods[4] = pod(4, newImage, func(p *Pod) {
+		p.ChangedAt, p.ChangedTo, p.Ready, p.InService = now.Add(-time.Minute), newImage, false, false
+	})
 	in := input(pods...)
 	in.Done = map[string]bool{"db-4": true}
 	if p := Make(in); !p.Unready || p.Verdict.State == health.Failed {
