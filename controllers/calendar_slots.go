@@ -7,6 +7,8 @@ import (
 	"k8s.io/apimachinery/pkg/api/equality"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/apimachinery/pkg/util/wait"
+	"k8s.io/client-go/util/retry"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -88,27 +90,28 @@ func (r *RollingUpgradeConfigReconciler) releaseSlots(ctx context.Context, ruc *
 
 // writeSlots writes change(slots) into a copy of the calendar's status.rollouts, if that changes
 // them or change says to, with the calendar's resourceVersion: a conflict reads it afresh and
-// tries again. It returns the calendar as stored.
+// tries again, slotWrites times at most. It returns the calendar as stored.
 func (r *RollingUpgradeConfigReconciler) writeSlots(ctx context.Context, cal *v1alpha1.RolloutCalendar,
 	change func([]v1alpha1.CalendarRollout) ([]v1alpha1.CalendarRollout, bool)) (*v1alpha1.RolloutCalendar, error) {
 	cal = cal.DeepCopy()
-	for try := 1; ; try++ {
+	tries := 0
+	err := retry.RetryOnConflict(wait.Backoff{Steps: slotWrites}, func() error {
+		if tries++; tries > 1 {
+			if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(cal), cal); err != nil {
+				return fmt.Errorf("reading RolloutCalendar %s: %w", cal.Name, err)
+			}
+		}
 		next, write := change(cal.Status.Rollouts)
 		if !write && (equality.Semantic.DeepEqual(next, cal.Status.Rollouts) || (len(next) == 0 && len(cal.Status.Rollouts) == 0)) {
-			return cal, nil
+			return nil
 		}
 		cal.Status.Rollouts = next
-		err := r.Client.Status().Update(ctx, cal, client.FieldOwner(v1alpha1.FieldManager))
-		switch {
-		case err == nil:
-			return cal, nil
-		case !apierrors.IsConflict(err) || try == slotWrites:
-			return nil, fmt.Errorf("writing the slots of RolloutCalendar %s: %w", cal.Name, err)
-		}
-		if err := r.APIReader.Get(ctx, client.ObjectKeyFromObject(cal), cal); err != nil {
-			return nil, fmt.Errorf("reading RolloutCalendar %s: %w", cal.Name, err)
-		}
+		return r.Client.Status().Update(ctx, cal, client.FieldOwner(v1alpha1.FieldManager))
+	})
+	if err != nil {
+		return nil, fmt.Errorf("writing the slots of RolloutCalendar %s: %w", cal.Name, err)
 	}
+	return cal, nil
 }
 
 // holderOf says whether the config behind a slot is gone, idle or in flight: from the cache, or,

@@ -160,9 +160,7 @@ func (g gates) nextLook(now time.Time) time.Duration {
 
 // lookAgain makes the decision look again no later than the gates need.
 func (g gates) lookAgain(d *Decision) {
-	if g.after > 0 && (d.RequeueAfter <= 0 || g.after < d.RequeueAfter) {
-		d.RequeueAfter = g.after
-	}
+	d.lookWithin(g.after)
 }
 
 // hold says why a healthy version has not passed yet.

@@ -39,9 +39,7 @@ func Decide(in Input) Decision {
 	switch d.Annotations.Step {
 	case StepIdle:
 		idle(&d, in)
-		if in.PollAfter > 0 && (d.RequeueAfter == 0 || in.PollAfter < d.RequeueAfter) {
-			d.RequeueAfter = in.PollAfter
-		}
+		d.lookWithin(in.PollAfter)
 	case StepHealthCheck:
 		healthCheck(&d, in)
 	case StepRollingBack:

@@ -144,6 +144,14 @@ type Decision struct {
 	now time.Time
 }
 
+// lookWithin asks for another look after at most after (when it is positive), keeping a sooner
+// one already asked for.
+func (d *Decision) lookWithin(after time.Duration) {
+	if after > 0 && (d.RequeueAfter <= 0 || after < d.RequeueAfter) {
+		d.RequeueAfter = after
+	}
+}
+
 func (d *Decision) event(after Write, typ, reason, format string, args ...any) {
 	d.Events = append(d.Events, Event{typ, reason, Bounded(fmt.Sprintf(format, args...)), after})
 }

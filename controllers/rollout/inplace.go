@@ -60,7 +60,5 @@ func recordInPlace(d *Decision, in Input) {
 		st.Pods = append(st.Pods, p)
 	}
 	d.Status.InPlace = st
-	if plan.Next > 0 && (d.RequeueAfter == 0 || plan.Next < d.RequeueAfter) {
-		d.RequeueAfter = plan.Next
-	}
+	d.lookWithin(plan.Next)
 }
