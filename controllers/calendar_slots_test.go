@@ -121,3 +121,36 @@ func TestSlotsAreTakenAllOrNone(t *testing.T) {
 		t.Errorf("a-free holds %+v after b-full refused: want its slot given back", after.Status.Rollouts)
 	}
 }
+
+// A grant is always a write with the calendar's resourceVersion, even when the config's cached
+// copy shows its own slot as it would write it: here the slot went to another config in the same
+// second, and the stale copy must not grant it a second time.
+func TestAKeptSlotIsWrittenToo(t *testing.T) {
+	ctx := context.Background()
+	now := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	one := int32(1)
+	mine := []v1alpha1.CalendarRollout{{Namespace: "shop", Name: "web", Version: "1.1.0", Since: metav1.NewTime(now)}}
+	cal := &v1alpha1.RolloutCalendar{ObjectMeta: metav1.ObjectMeta{Name: "waves"}, Spec: v1alpha1.RolloutCalendarSpec{MaxConcurrent: &one},
+		Status: v1alpha1.RolloutCalendarStatus{Rollouts: mine}}
+	api := &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "api",
+		Annotations: map[string]string{v1alpha1.UpdatePhaseAnnotation: rollout.StepHealthCheck}}}
+	web := &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}}
+	c := fake.NewClientBuilder().WithScheme(newScheme(t)).WithStatusSubresource(&v1alpha1.RolloutCalendar{}).WithObjects(cal, api, web).Build()
+	r := &RollingUpgradeConfigReconciler{Client: c, APIReader: c, Calendars: true, Clock: clocktesting.NewFakePassiveClock(now)}
+	var stale v1alpha1.RolloutCalendar
+	if err := c.Get(ctx, client.ObjectKey{Name: "waves"}, &stale); err != nil {
+		t.Fatal(err)
+	}
+	var current v1alpha1.RolloutCalendar
+	if err := c.Get(ctx, client.ObjectKey{Name: "waves"}, &current); err != nil {
+		t.Fatal(err)
+	}
+	current.Status.Rollouts = []v1alpha1.CalendarRollout{{Namespace: "shop", Name: "api", Version: "2.0.0", Since: metav1.NewTime(now)}}
+	if err := c.Status().Update(ctx, &current); err != nil {
+		t.Fatal(err)
+	}
+	a := r.claimSlots(ctx, rollout.Input{Now: now, Config: web, Calendars: []*v1alpha1.RolloutCalendar{&stale}}, "1.1.0")["waves"]
+	if a.Granted || len(a.Holders) != 1 || a.Holders[0] != "shop/api (2.0.0)" {
+		t.Errorf("web with a stale copy of its own slot: %+v; want refused, api named", a)
+	}
+}

@@ -73,3 +73,18 @@ func TestInPlaceProgressIsRecorded(t *testing.T) {
 		t.Errorf("strategy RollingUpdate kept %+v", d.Status.InPlace)
 	}
 }
+
+// Past the health timeout an in-place upgrade fails on its own pods only: a pod changed to the
+// version that is not ready (it came through, then crashed) fails it; a slow upgrade of many pods
+// is no failure.
+func TestAnInPlaceCheckPastItsDeadline(t *testing.T) {
+	cfg := config(current("1.0.0"), inPlaceConfig, inFlight(StepHealthCheck, repo+":1.1.0", now.Add(-time.Hour)))
+	for _, unready := range []bool{false, true} {
+		p := &inplace.Plan{Image: repo + ":1.1.0", Verdict: health.Verdict{State: health.Progressing, Message: "2/5 pods"}, Unready: unready}
+		w := &Workload{Description: "StatefulSet web", Image: repo + ":1.1.0", Verdict: p.Verdict, InPlace: p}
+		d := Decide(Input{Now: now, Config: cfg, Workload: w})
+		if failed := d.Outcome == OutcomeFailed; failed != unready {
+			t.Errorf("a changed pod unready %v: outcome %q", unready, d.Outcome)
+		}
+	}
+}
