@@ -6,10 +6,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/fluxcd/pkg/apis/meta"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/util/workqueue"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/reconcile"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
 )
@@ -92,5 +96,49 @@ func TestTheNamespaceIsReadOnce(t *testing.T) {
 	got, err := calendarsFor(context.Background(), c, live, &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "bare", Name: "web"}})
 	if err != nil || len(got) != 0 || live.n != 1 {
 		t.Errorf("calendars %d, err %v, %d reads of the namespace; want none picked and one read", len(got), err, live.n)
+	}
+}
+
+// A RolloutCalendar's change wakes every config when its spec changes, and, when one of its slots
+// is given back, only the configs waiting for a slot of that calendar.
+func TestAFreedSlotWakesItsWaiters(t *testing.T) {
+	waiting := func(name, calendar string) *v1alpha1.RollingUpgradeConfig {
+		c := &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name}}
+		c.Status.Phase = v1alpha1.PhasePending
+		c.Status.Conditions = []metav1.Condition{{Type: meta.ReadyCondition, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonAwaitingRolloutSlot,
+			Message: "1.1.0 waits for a rollout slot: RolloutCalendar " + calendar + " allows 1 rollouts at once"}}
+		return c
+	}
+	c := fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(waiting("a", "waves"), waiting("b", "waves-2"),
+		&v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "idle"}}).Build()
+	slot := v1alpha1.CalendarRollout{Namespace: "shop", Name: "x", Version: "1.0.0"}
+	before := &v1alpha1.RolloutCalendar{ObjectMeta: metav1.ObjectMeta{Name: "waves", Generation: 1}, Status: v1alpha1.RolloutCalendarStatus{Rollouts: []v1alpha1.CalendarRollout{slot}}}
+	woken := func(after *v1alpha1.RolloutCalendar) []string {
+		q := workqueue.NewTypedRateLimitingQueue(workqueue.DefaultTypedControllerRateLimiter[reconcile.Request]())
+		defer q.ShutDown()
+		byCalendar(c).Update(context.Background(), event.UpdateEvent{ObjectOld: before, ObjectNew: after}, q)
+		var names []string
+		for q.Len() > 0 {
+			r, _ := q.Get()
+			names = append(names, r.Name)
+			q.Done(r)
+		}
+		slices.Sort(names)
+		return names
+	}
+	freed := before.DeepCopy()
+	freed.Status.Rollouts = nil
+	if got := woken(freed); !slices.Equal(got, []string{"a"}) {
+		t.Errorf("a slot of waves given back woke %v, want a alone", got)
+	}
+	opened := before.DeepCopy()
+	opened.Status.Open = true
+	if got := woken(opened); len(got) != 0 {
+		t.Errorf("a status change without a slot given back woke %v", got)
+	}
+	changed := before.DeepCopy()
+	changed.Generation = 2
+	if got := woken(changed); !slices.Equal(got, []string{"a", "b", "idle"}) {
+		t.Errorf("a spec change woke %v, want every config", got)
 	}
 }

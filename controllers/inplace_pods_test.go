@@ -101,7 +101,7 @@ func TestABlockedPlanReleasesThePods(t *testing.T) {
 	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db"}, Spec: appsv1.StatefulSetSpec{
 		Replicas: ptr.To[int32](2), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
 		UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType},
-		Template: corev1.PodTemplateSpec{Spec: corev1.PodSpec{ReadinessGates: gates, Containers: []corev1.Container{{Name: "db", Image: "db:1.0.0"}}}}}}
+		Template:       corev1.PodTemplateSpec{Spec: corev1.PodSpec{ReadinessGates: gates, Containers: []corev1.Container{{Name: "db", Image: "db:1.0.0"}}}}}}
 	c := fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(sts).Build()
 	ruc := &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db"}, Spec: v1alpha1.RollingUpgradeConfigSpec{
 		TargetRef: v1alpha1.WorkloadReference{Kind: v1alpha1.KindStatefulSet, Name: "db"},
