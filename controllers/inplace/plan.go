@@ -255,9 +255,14 @@ func Make(in Input) Plan {
 					pr.State = StateFailed
 					failed = append(failed, fmt.Sprintf("%s does not run %s %s after its image was changed to it in place (does a webhook rewrite it?)", pod.Name, in.Image, in.Timeout))
 				}
-			case !in.Move:
+			case !in.Move && pod.Ready:
 				// No move to finish while the template has another image: back in service.
 				moving[pod.Name] = false
+			case !in.Move:
+				// Nor for a pod that could not serve: it stays out rather than go back only to be
+				// drained again once the template has the image (a rollback's renderer has yet to
+				// write it). Its containers' readiness shows in no watched object: look again.
+				p.Next = sooner(p.Next, Poll)
 			case left > 0:
 				p.Next = sooner(p.Next, left)
 			default:

@@ -324,3 +324,20 @@ func TestUnreadyChangedPodsAndImagesByID(t *testing.T) {
 		t.Errorf("pods created on the image, reported by ID: %+v", p.Verdict)
 	}
 }
+
+// A rollback is decided before the renderer writes the old image back into the template: in
+// between, the pod that failed (out of its Service, never ready) is held out, not put back only to
+// be drained again once the template has the image; then it is changed back at once.
+func TestAFailedPodWaitsOutOfServiceForTheRolledBackTemplate(t *testing.T) {
+	pods := five(oldImage)
+	pods[4] = pod(4, newImage, drained(now.Add(-40*time.Second)), changed(newImage, now.Add(-30*time.Second)))
+	in := input(pods...)
+	in.Image, in.Backward, in.Move = oldImage, true, false
+	if p := Make(in); actions(p) != "" || p.Next == 0 {
+		t.Errorf("template still on the failed image: actions %q, next %v; want db-4 kept out, looked at again", actions(p), p.Next)
+	}
+	in.Move = true
+	if p := Make(in); actions(p) != "Change db-4" {
+		t.Errorf("template back on the old image: actions %q, want db-4 changed back at once", actions(p))
+	}
+}
