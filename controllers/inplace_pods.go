@@ -213,6 +213,24 @@ func releasePods(ctx context.Context, reader client.Reader, c client.Client, w *
 	return nil
 }
 
+// releaseFormerTarget lets go of the pods of a StatefulSet the config upgraded in place before
+// its targetRef (or container) came to name another workload: status.inPlace records that
+// upgrade until the decision that drops the old record, which is written after.
+func (r *RollingUpgradeConfigReconciler) releaseFormerTarget(ctx context.Context, ruc *v1alpha1.RollingUpgradeConfig, now time.Time) error {
+	was := ruc.Status.RecordedTarget
+	if ruc.Status.InPlace == nil || was == nil || was.Kind != v1alpha1.KindStatefulSet ||
+		(was.Kind == ruc.Spec.TargetRef.Kind && was.Name == ruc.Spec.TargetRef.Name) {
+		return nil
+	}
+	former := ruc.DeepCopy()
+	former.Spec.TargetRef = v1alpha1.WorkloadReference{Kind: was.Kind, Name: was.Name}
+	w, err := getWorkload(ctx, r.Client, r.APIReader, former)
+	if err != nil || w == nil {
+		return err
+	}
+	return releasePods(ctx, r.APIReader, r.Client, w, now)
+}
+
 func gateTrue(pod *corev1.Pod) bool {
 	for _, c := range pod.Status.Conditions {
 		if c.Type == v1alpha1.InPlaceReadinessGate {

@@ -8,10 +8,15 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	clocktesting "k8s.io/utils/clock/testing"
 	"k8s.io/utils/ptr"
+	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+	"sigs.k8s.io/controller-runtime/pkg/client/interceptor"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
 	"github.com/rollgate/rollgate/controllers/health"
@@ -113,5 +118,85 @@ func TestABlockedPlanReleasesThePods(t *testing.T) {
 	}
 	if f.Verdict.State != health.Blocked || f.Verdict.Reason != health.ReasonPartitionCoversAll || !w.releaseGates {
 		t.Errorf("partition over every pod: verdict %+v, release %v", f.Verdict, w.releaseGates)
+	}
+}
+
+// leftInPlace is StatefulSet shop/db (OnDelete, its template without rollgate's gate) whose pod
+// db-0 an in-place upgrade drained, and a config shop/db, no longer InPlace, whose status records
+// that upgrade; the first status write to a pod fails. get reads the config and the pod back.
+func leftInPlace(t *testing.T, mutate func(*v1alpha1.RollingUpgradeConfig)) (r *RollingUpgradeConfigReconciler, req ctrl.Request,
+	get func() (*v1alpha1.RollingUpgradeConfig, *corev1.Pod)) {
+	now := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	labels := map[string]string{"app": "db"}
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db", Generation: 1}, Spec: appsv1.StatefulSetSpec{
+		Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: labels},
+		UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "db", Image: "db:1.1.0"}}}}},
+		Status: appsv1.StatefulSetStatus{ObservedGeneration: 1, Replicas: 1}}
+	drained := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db-0", Labels: labels},
+		Spec: corev1.PodSpec{ReadinessGates: []corev1.PodReadinessGate{{ConditionType: v1alpha1.InPlaceReadinessGate}},
+			Containers: []corev1.Container{{Name: "db", Image: "db:1.1.0"}}},
+		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: v1alpha1.InPlaceReadinessGate, Status: corev1.ConditionFalse}}}}
+	ruc := &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db", Generation: 2, Finalizers: []string{v1alpha1.Finalizer}},
+		Spec: v1alpha1.RollingUpgradeConfigSpec{TargetRef: v1alpha1.WorkloadReference{Kind: v1alpha1.KindStatefulSet, Name: "db"}, Image: "db"},
+		Status: v1alpha1.RollingUpgradeConfigStatus{CurrentVersion: "1.1.0", CurrentImage: "db:1.1.0",
+			RecordedTarget: &v1alpha1.RecordedTarget{Kind: v1alpha1.KindStatefulSet, Name: "db"},
+			InPlace:        &v1alpha1.InPlaceStatus{Image: "db:1.1.0", Pods: []v1alpha1.InPlacePod{{Name: "db-0", State: string(inplace.StateDraining)}}}}}
+	mutate(ruc)
+	failures := 1
+	c := fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(sts, drained, ruc).
+		WithStatusSubresource(&v1alpha1.RollingUpgradeConfig{}, &corev1.Pod{}).
+		WithIndex(&v1alpha1.RollingUpgradeConfig{}, indexTarget, configIndexes[indexTarget]).
+		WithInterceptorFuncs(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, cl client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
+			if _, pod := obj.(*corev1.Pod); pod && failures > 0 {
+				failures--
+				return apierrors.NewServiceUnavailable("etcd is slow")
+			}
+			return cl.SubResource(sub).Patch(ctx, obj, patch, opts...)
+		}}).Build()
+	r = &RollingUpgradeConfigReconciler{Client: c, APIReader: c, Recorder: events.NewFakeRecorder(10), Clock: clocktesting.NewFakePassiveClock(now)}
+	req = ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ruc)}
+	get = func() (*v1alpha1.RollingUpgradeConfig, *corev1.Pod) {
+		var got v1alpha1.RollingUpgradeConfig
+		var pod corev1.Pod
+		if err := c.Get(context.Background(), req.NamespacedName, &got); err != nil {
+			t.Fatal(err)
+		}
+		if err := c.Get(context.Background(), client.ObjectKeyFromObject(drained), &pod); err != nil {
+			t.Fatal(err)
+		}
+		return &got, &pod
+	}
+	return r, req, get
+}
+
+// A config no longer upgrading db in place lets go of the pods it had changed, when its strategy
+// and the StatefulSet's gate were removed in one edit (say one GitOps commit), or when its
+// targetRef now names another workload: status.inPlace remembers them, and goes only once they are
+// back in service, so a failed write leaves it for the retry.
+func TestPodsChangedInPlaceAreReleasedWhateverTheEdit(t *testing.T) {
+	for name, edit := range map[string]func(*v1alpha1.RollingUpgradeConfig){
+		"strategy and gate gone": func(*v1alpha1.RollingUpgradeConfig) {},
+		"another target": func(c *v1alpha1.RollingUpgradeConfig) {
+			c.Spec.TargetRef = v1alpha1.WorkloadReference{Kind: v1alpha1.KindDeployment, Name: "web"}
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			r, req, get := leftInPlace(t, edit)
+			if _, err := r.Reconcile(context.Background(), req); err == nil {
+				t.Fatal("the pod's write failed, the reconcile did not")
+			}
+			if got, _ := get(); got.Status.InPlace == nil {
+				t.Fatal("status.inPlace went before its pods were back in service: a retry would not know of them")
+			}
+			if _, err := r.Reconcile(context.Background(), req); err != nil {
+				t.Fatal(err)
+			}
+			if got, pod := get(); !gateTrue(pod) || got.Status.InPlace != nil {
+				t.Errorf("after the retry: pod conditions %+v, status.inPlace %+v; want the pod back in service, then the record gone",
+					pod.Status.Conditions, got.Status.InPlace)
+			}
+		})
 	}
 }

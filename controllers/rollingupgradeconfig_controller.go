@@ -56,6 +56,15 @@ func (r *RollingUpgradeConfigReconciler) Reconcile(ctx context.Context, req ctrl
 		return ctrl.Result{}, err
 	}
 	d := r.decide(ctx, in, w)
+	// Before the status is written: it may drop status.inPlace, the record of the pods to let go.
+	if w != nil && w.releaseGates {
+		if err := releasePods(ctx, r.APIReader, r.Client, w, in.Now); err != nil {
+			return ctrl.Result{}, err
+		}
+	}
+	if err := r.releaseFormerTarget(ctx, &ruc, in.Now); err != nil {
+		return ctrl.Result{}, err
+	}
 	if err := r.apply(ctx, &ruc, d); err != nil {
 		if apierrors.IsConflict(err) {
 			// Someone changed the config since it was read; decide again on the new version.
@@ -72,11 +81,6 @@ func (r *RollingUpgradeConfigReconciler) Reconcile(ctx context.Context, req ctrl
 	// decision just started or ended a check (the next look plans for the new step).
 	if w != nil && w.inPlace != nil && d.Outcome == rollout.OutcomeNone {
 		if err := moveInPlace(ctx, r.Client, w, ruc.Spec.Container, in.Now); err != nil {
-			return ctrl.Result{}, err
-		}
-	}
-	if w != nil && w.releaseGates {
-		if err := releasePods(ctx, r.APIReader, r.Client, w, in.Now); err != nil {
 			return ctrl.Result{}, err
 		}
 	}

@@ -179,7 +179,10 @@ func (w *workload) facts(ctx context.Context, reader client.Reader, ruc *v1alpha
 	if spec.InPlace() != nil && w.statefulSet != nil {
 		v, err = w.inPlaceVerdict(ctx, reader, ruc, now)
 	} else {
-		w.releaseGates = w.statefulSet != nil && hasGate(w.statefulSet.Spec.Template.Spec.ReadinessGates)
+		// Pods keep the gates they were created with: those of a template that has the gate, or
+		// those an in-place upgrade the status still records moved (its strategy and the
+		// template's gate may have gone in one edit).
+		w.releaseGates = w.statefulSet != nil && (hasGate(w.statefulSet.Spec.Template.Spec.ReadinessGates) || ruc.Status.InPlace != nil)
 		v, err = w.verdict(ctx, reader, health.Options{AllowZeroReplicas: spec.AllowZeroReplicas, Now: now})
 	}
 	if err != nil {
