@@ -13,9 +13,8 @@ import (
 // would overwrite each other's image and annotations (both render as field manager "rollgate"),
 // so every other one is refused.
 func claimant(ctx context.Context, c client.Reader, ruc *v1alpha1.RollingUpgradeConfig) (string, error) {
-	var list v1alpha1.RollingUpgradeConfigList
-	if err := c.List(ctx, &list, client.InNamespace(ruc.Namespace),
-		client.MatchingFields{indexTarget: targetKey(ruc.Spec.TargetRef.Kind, ruc.Spec.TargetRef.Name)}); err != nil {
+	list, err := targeting(ctx, c, ruc)
+	if err != nil {
 		return "", err
 	}
 	winner := ruc
@@ -30,4 +29,27 @@ func claimant(ctx context.Context, c client.Reader, ruc *v1alpha1.RollingUpgrade
 		}
 	}
 	return winner.Name, nil
+}
+
+// otherClaim reports whether a config other than ruc, not being deleted, targets the workload
+// ruc's spec names.
+func otherClaim(ctx context.Context, c client.Reader, ruc *v1alpha1.RollingUpgradeConfig) (bool, error) {
+	list, err := targeting(ctx, c, ruc)
+	if err != nil {
+		return false, err
+	}
+	for i := range list.Items {
+		if o := &list.Items[i]; o.Name != ruc.Name && o.DeletionTimestamp == nil {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// targeting lists the configs in ruc's namespace whose spec names the workload ruc's does.
+func targeting(ctx context.Context, c client.Reader, ruc *v1alpha1.RollingUpgradeConfig) (*v1alpha1.RollingUpgradeConfigList, error) {
+	var list v1alpha1.RollingUpgradeConfigList
+	err := c.List(ctx, &list, client.InNamespace(ruc.Namespace),
+		client.MatchingFields{indexTarget: targetKey(ruc.Spec.TargetRef.Kind, ruc.Spec.TargetRef.Name)})
+	return &list, err
 }

@@ -213,9 +213,21 @@ func releasePods(ctx context.Context, reader client.Reader, c client.Client, w *
 	return nil
 }
 
+// letGo puts back in service the pods that no in-place upgrade moves on: the workload's when
+// w.releaseGates, and a former target's (releaseFormerTarget).
+func (r *RollingUpgradeConfigReconciler) letGo(ctx context.Context, ruc *v1alpha1.RollingUpgradeConfig, w *workload, now time.Time) error {
+	if w != nil && w.releaseGates {
+		if err := releasePods(ctx, r.APIReader, r.Client, w, now); err != nil {
+			return err
+		}
+	}
+	return r.releaseFormerTarget(ctx, ruc, now)
+}
+
 // releaseFormerTarget lets go of the pods of a StatefulSet the config upgraded in place before
-// its targetRef (or container) came to name another workload: status.inPlace records that
-// upgrade until the decision that drops the old record, which is written after.
+// its targetRef came to name another workload: status.inPlace records that upgrade until the
+// decision that drops the old record, which is written after. A StatefulSet another config now
+// names is that config's to move.
 func (r *RollingUpgradeConfigReconciler) releaseFormerTarget(ctx context.Context, ruc *v1alpha1.RollingUpgradeConfig, now time.Time) error {
 	was := ruc.Status.RecordedTarget
 	if ruc.Status.InPlace == nil || was == nil || was.Kind != v1alpha1.KindStatefulSet ||
@@ -224,6 +236,9 @@ func (r *RollingUpgradeConfigReconciler) releaseFormerTarget(ctx context.Context
 	}
 	former := ruc.DeepCopy()
 	former.Spec.TargetRef = v1alpha1.WorkloadReference{Kind: was.Kind, Name: was.Name}
+	if other, err := otherClaim(ctx, r.Client, former); err != nil || other {
+		return err
+	}
 	w, err := getWorkload(ctx, r.Client, r.APIReader, former)
 	if err != nil || w == nil {
 		return err

@@ -124,7 +124,7 @@ func TestABlockedPlanReleasesThePods(t *testing.T) {
 // leftInPlace is StatefulSet shop/db (OnDelete, its template without rollgate's gate) whose pod
 // db-0 an in-place upgrade drained, and a config shop/db, no longer InPlace, whose status records
 // that upgrade; the first status write to a pod fails. get reads the config and the pod back.
-func leftInPlace(t *testing.T, mutate func(*v1alpha1.RollingUpgradeConfig)) (r *RollingUpgradeConfigReconciler, req ctrl.Request,
+func leftInPlace(t *testing.T, mutate func(*v1alpha1.RollingUpgradeConfig), others ...client.Object) (r *RollingUpgradeConfigReconciler, req ctrl.Request,
 	get func() (*v1alpha1.RollingUpgradeConfig, *corev1.Pod)) {
 	now := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
 	labels := map[string]string{"app": "db"}
@@ -145,7 +145,7 @@ func leftInPlace(t *testing.T, mutate func(*v1alpha1.RollingUpgradeConfig)) (r *
 			InPlace:        &v1alpha1.InPlaceStatus{Image: "db:1.1.0", Pods: []v1alpha1.InPlacePod{{Name: "db-0", State: string(inplace.StateDraining)}}}}}
 	mutate(ruc)
 	failures := 1
-	c := fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(sts, drained, ruc).
+	c := fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(append(others, sts, drained, ruc)...).
 		WithStatusSubresource(&v1alpha1.RollingUpgradeConfig{}, &corev1.Pod{}).
 		WithIndex(&v1alpha1.RollingUpgradeConfig{}, indexTarget, configIndexes[indexTarget]).
 		WithInterceptorFuncs(interceptor.Funcs{SubResourcePatch: func(ctx context.Context, cl client.Client, sub string, obj client.Object, patch client.Patch, opts ...client.SubResourcePatchOption) error {
@@ -160,7 +160,7 @@ func leftInPlace(t *testing.T, mutate func(*v1alpha1.RollingUpgradeConfig)) (r *
 	get = func() (*v1alpha1.RollingUpgradeConfig, *corev1.Pod) {
 		var got v1alpha1.RollingUpgradeConfig
 		var pod corev1.Pod
-		if err := c.Get(context.Background(), req.NamespacedName, &got); err != nil {
+		if err := c.Get(context.Background(), req.NamespacedName, &got); client.IgnoreNotFound(err) != nil {
 			t.Fatal(err)
 		}
 		if err := c.Get(context.Background(), client.ObjectKeyFromObject(drained), &pod); err != nil {
@@ -172,23 +172,52 @@ func leftInPlace(t *testing.T, mutate func(*v1alpha1.RollingUpgradeConfig)) (r *
 }
 
 // A config no longer upgrading db in place lets go of the pods it had changed, when its strategy
-// and the StatefulSet's gate were removed in one edit (say one GitOps commit), or when its
-// targetRef now names another workload: status.inPlace remembers them, and goes only once they are
-// back in service, so a failed write leaves it for the retry.
+// and the StatefulSet's gate were removed in one edit (say one GitOps commit), when its targetRef
+// now names another workload, or when it is deleted mid-retarget: status.inPlace remembers them,
+// and goes only once they are back in service, so a failed write leaves it for the retry (the rest
+// of the decision is written, but for a retarget, which waits). Pods of a StatefulSet another
+// config now names are that config's.
 func TestPodsChangedInPlaceAreReleasedWhateverTheEdit(t *testing.T) {
-	for name, edit := range map[string]func(*v1alpha1.RollingUpgradeConfig){
-		"strategy and gate gone": func(*v1alpha1.RollingUpgradeConfig) {},
-		"another target": func(c *v1alpha1.RollingUpgradeConfig) {
-			c.Spec.TargetRef = v1alpha1.WorkloadReference{Kind: v1alpha1.KindDeployment, Name: "web"}
-		},
+	retarget := func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Spec.TargetRef = v1alpha1.WorkloadReference{Kind: v1alpha1.KindDeployment, Name: "web"}
+	}
+	successor := &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db-next"},
+		Spec: v1alpha1.RollingUpgradeConfigSpec{TargetRef: v1alpha1.WorkloadReference{Kind: v1alpha1.KindStatefulSet, Name: "db"}, Image: "db"}}
+	for _, tc := range []struct {
+		name   string
+		edit   func(*v1alpha1.RollingUpgradeConfig)
+		others []client.Object
+		keep   bool // the pod is not this config's to let go
+	}{
+		{name: "strategy and gate gone", edit: func(*v1alpha1.RollingUpgradeConfig) {}},
+		{name: "another target", edit: retarget},
+		{name: "deleted after a retarget", edit: func(c *v1alpha1.RollingUpgradeConfig) {
+			retarget(c)
+			c.DeletionTimestamp = &metav1.Time{Time: time.Date(2026, 12, 1, 1, 0, 0, 0, time.UTC)}
+		}},
+		{name: "another target, the StatefulSet another config's", edit: retarget, others: []client.Object{successor}, keep: true},
 	} {
-		t.Run(name, func(t *testing.T) {
-			r, req, get := leftInPlace(t, edit)
+		t.Run(tc.name, func(t *testing.T) {
+			r, req, get := leftInPlace(t, tc.edit, tc.others...)
+			if tc.keep {
+				if _, err := r.Reconcile(context.Background(), req); err != nil {
+					t.Fatal(err)
+				}
+				if _, pod := get(); gateTrue(pod) {
+					t.Error("the pod of a StatefulSet another config names was put in service by the config that left it")
+				}
+				return
+			}
 			if _, err := r.Reconcile(context.Background(), req); err == nil {
 				t.Fatal("the pod's write failed, the reconcile did not")
 			}
-			if got, _ := get(); got.Status.InPlace == nil {
-				t.Fatal("status.inPlace went before its pods were back in service: a retry would not know of them")
+			got, _ := get()
+			if got.Status.InPlace == nil || got.Status.RecordedTarget == nil {
+				t.Fatalf("status.inPlace %+v, recordedTarget %+v: gone before the pods were back in service, a retry would not know of them",
+					got.Status.InPlace, got.Status.RecordedTarget)
+			}
+			if written := got.Status.ObservedGeneration == 2; written != (tc.name == "strategy and gate gone") {
+				t.Errorf("observedGeneration %d: the decision was written %v; want it written unless it retargets", got.Status.ObservedGeneration, written)
 			}
 			if _, err := r.Reconcile(context.Background(), req); err != nil {
 				t.Fatal(err)

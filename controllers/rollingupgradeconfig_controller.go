@@ -12,6 +12,7 @@ import (
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -56,14 +57,17 @@ func (r *RollingUpgradeConfigReconciler) Reconcile(ctx context.Context, req ctrl
 		return ctrl.Result{}, err
 	}
 	d := r.decide(ctx, in, w)
-	// Before the status is written: it may drop status.inPlace, the record of the pods to let go.
-	if w != nil && w.releaseGates {
-		if err := releasePods(ctx, r.APIReader, r.Client, w, in.Now); err != nil {
-			return ctrl.Result{}, err
+	// The pods no in-place upgrade moves on go back in service before the status is written, which
+	// may drop the record of them (status.inPlace, status.recordedTarget). When they cannot, the
+	// record stays for the retry: a retarget (at rest) waits, the rest of a decision is written.
+	released := r.letGo(ctx, &ruc, w, in.Now)
+	if released != nil {
+		if !ptr.Equal(d.Status.RecordedTarget, ruc.Status.RecordedTarget) {
+			return ctrl.Result{}, released
 		}
-	}
-	if err := r.releaseFormerTarget(ctx, &ruc, in.Now); err != nil {
-		return ctrl.Result{}, err
+		if d.Status.InPlace == nil {
+			d.Status.InPlace = ruc.Status.InPlace
+		}
 	}
 	if err := r.apply(ctx, &ruc, d); err != nil {
 		if apierrors.IsConflict(err) {
@@ -71,6 +75,9 @@ func (r *RollingUpgradeConfigReconciler) Reconcile(ctx context.Context, req ctrl
 			return ctrl.Result{RequeueAfter: time.Second}, nil
 		}
 		return ctrl.Result{}, err
+	}
+	if released != nil {
+		return ctrl.Result{}, released
 	}
 	if r.Calendars && d.Annotations.Step == rollout.StepIdle {
 		if err := r.releaseSlots(ctx, &ruc); err != nil {
@@ -330,6 +337,9 @@ func (r *RollingUpgradeConfigReconciler) finalize(ctx context.Context, ruc *v1al
 		if err := releasePods(ctx, r.APIReader, r.Client, w, in.Now); err != nil {
 			return ctrl.Result{}, err
 		}
+	}
+	if err := r.releaseFormerTarget(ctx, ruc, in.Now); err != nil {
+		return ctrl.Result{}, err
 	}
 	if f.Workload && w != nil {
 		// Read afresh: the cached copy lacks most managedFields (CacheTrim).

@@ -80,6 +80,10 @@ type Input struct {
 // tells when a pod's container becomes ready behind a readiness gate that is False.
 const Poll = 2 * time.Second
 
+// HeldPoll is how often a pod held out of service, not ready, is looked at once the template
+// could have had the image for longer than a pod's readiness timeout.
+const HeldPoll = time.Minute
+
 // ActionKind is what is done to a pod.
 type ActionKind string
 
@@ -261,8 +265,13 @@ func Make(in Input) Plan {
 			case !in.Move:
 				// Nor for a pod that could not serve: it stays out rather than go back only to be
 				// drained again once the template has the image (a rollback's renderer has yet to
-				// write it). Its containers' readiness shows in no watched object: look again.
-				p.Next = sooner(p.Next, Poll)
+				// write it). Its containers' readiness shows in no watched object: look again, soon
+				// while the template may yet come, then at a slower pace.
+				if in.Now.Sub(pod.GateSince) < in.Timeout {
+					p.Next = sooner(p.Next, Poll)
+				} else {
+					p.Next = sooner(p.Next, HeldPoll)
+				}
 			case left > 0:
 				p.Next = sooner(p.Next, left)
 			default:

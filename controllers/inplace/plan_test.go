@@ -333,8 +333,15 @@ func TestAFailedPodWaitsOutOfServiceForTheRolledBackTemplate(t *testing.T) {
 	pods[4] = pod(4, newImage, drained(now.Add(-40*time.Second)), changed(newImage, now.Add(-30*time.Second)))
 	in := input(pods...)
 	in.Image, in.Backward, in.Move = oldImage, true, false
-	if p := Make(in); actions(p) != "" || p.Next == 0 {
-		t.Errorf("template still on the failed image: actions %q, next %v; want db-4 kept out, looked at again", actions(p), p.Next)
+	if p := Make(in); actions(p) != "" || p.Next != Poll || states(p) != "db-2=Done db-3=Done db-4=Draining" || p.Verdict.State != health.Progressing {
+		t.Errorf("template still on the failed image: actions %q, next %v, states %q, verdict %+v; want db-4 kept out, looked at again soon",
+			actions(p), p.Next, states(p), p.Verdict)
+	}
+	// A template that does not come back (someone keeps another image in it): looked at slowly.
+	later := in
+	later.Now = now.Add(in.Timeout)
+	if p := Make(later); actions(p) != "" || p.Next != HeldPoll {
+		t.Errorf("held for its readiness timeout: actions %q, next %v; want a look every %v", actions(p), p.Next, HeldPoll)
 	}
 	in.Move = true
 	if p := Make(in); actions(p) != "Change db-4" {
