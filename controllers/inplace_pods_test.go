@@ -23,27 +23,43 @@ import (
 	"github.com/rollgate/rollgate/controllers/inplace"
 )
 
+// dbStatefulSet is StatefulSet shop/db: replicas pods labelled app=db on img, updated by update,
+// its pod template with rollgate's readiness gate when gated.
+func dbStatefulSet(replicas int32, update appsv1.StatefulSetUpdateStrategyType, img string, gated bool) *appsv1.StatefulSet {
+	labels := map[string]string{"app": "db"}
+	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db", Generation: 1}, Spec: appsv1.StatefulSetSpec{
+		Replicas: ptr.To(replicas), Selector: &metav1.LabelSelector{MatchLabels: labels},
+		UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: update},
+		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
+			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "db", Image: img}}}}},
+		Status: appsv1.StatefulSetStatus{ObservedGeneration: 1, Replicas: replicas}}
+	if gated {
+		sts.Spec.Template.Spec.ReadinessGates = []corev1.PodReadinessGate{{ConditionType: v1alpha1.InPlaceReadinessGate}}
+	}
+	return sts
+}
+
+// gatedPod is pod shop/<name> of dbStatefulSet on img, with rollgate's readiness gate, its
+// condition gate ("": none yet).
+func gatedPod(name, img string, gate corev1.ConditionStatus) *corev1.Pod {
+	p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, Labels: map[string]string{"app": "db"}},
+		Spec: corev1.PodSpec{ReadinessGates: []corev1.PodReadinessGate{{ConditionType: v1alpha1.InPlaceReadinessGate}},
+			Containers: []corev1.Container{{Name: "db", Image: img}}}}
+	if gate != "" {
+		p.Status.Conditions = []corev1.PodCondition{{Type: v1alpha1.InPlaceReadinessGate, Status: gate}}
+	}
+	return p
+}
+
 // A StatefulSet that stops being upgraded in place (here it left OnDelete) gets every pod that
 // carries rollgate's readiness gate back in its Service, whatever the pod runs: none is left out
 // of its endpoints for ever.
 func TestPodsAreReleasedWhenTheUpgradeStops(t *testing.T) {
 	ctx := context.Background()
 	now := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
-	gates := []corev1.PodReadinessGate{{ConditionType: v1alpha1.InPlaceReadinessGate}}
-	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db"}, Spec: appsv1.StatefulSetSpec{
-		Replicas: ptr.To[int32](2), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
-		UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: appsv1.RollingUpdateStatefulSetStrategyType},
-		Template:       corev1.PodTemplateSpec{Spec: corev1.PodSpec{ReadinessGates: gates, Containers: []corev1.Container{{Name: "db", Image: "db:1.0.0"}}}}}}
-	pod := func(name, img string, gate corev1.ConditionStatus) *corev1.Pod {
-		p := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name, Labels: map[string]string{"app": "db"}},
-			Spec: corev1.PodSpec{ReadinessGates: gates, Containers: []corev1.Container{{Name: "db", Image: img}}}}
-		if gate != "" {
-			p.Status.Conditions = []corev1.PodCondition{{Type: v1alpha1.InPlaceReadinessGate, Status: gate}}
-		}
-		return p
-	}
+	sts := dbStatefulSet(2, appsv1.RollingUpdateStatefulSetStrategyType, "db:1.0.0", true)
 	c := fake.NewClientBuilder().WithScheme(newScheme(t)).WithStatusSubresource(&corev1.Pod{}).
-		WithObjects(sts, pod("db-0", "db:1.0.0", ""), pod("db-1", "db:1.1.0", corev1.ConditionFalse)).Build()
+		WithObjects(sts, gatedPod("db-0", "db:1.0.0", ""), gatedPod("db-1", "db:1.1.0", corev1.ConditionFalse)).Build()
 	ruc := &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db"}, Spec: v1alpha1.RollingUpgradeConfigSpec{
 		TargetRef: v1alpha1.WorkloadReference{Kind: v1alpha1.KindStatefulSet, Name: "db"},
 		Strategy:  &v1alpha1.UpgradeStrategy{Type: v1alpha1.StrategyInPlace}}}
@@ -102,11 +118,7 @@ func TestAChangeWritesTheTemplatesImage(t *testing.T) {
 // back in service: no pod stays drained while nothing moves.
 func TestABlockedPlanReleasesThePods(t *testing.T) {
 	now := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
-	gates := []corev1.PodReadinessGate{{ConditionType: v1alpha1.InPlaceReadinessGate}}
-	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db"}, Spec: appsv1.StatefulSetSpec{
-		Replicas: ptr.To[int32](2), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}},
-		UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType},
-		Template:       corev1.PodTemplateSpec{Spec: corev1.PodSpec{ReadinessGates: gates, Containers: []corev1.Container{{Name: "db", Image: "db:1.0.0"}}}}}}
+	sts := dbStatefulSet(2, appsv1.OnDeleteStatefulSetStrategyType, "db:1.0.0", true)
 	c := fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(sts).Build()
 	ruc := &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db"}, Spec: v1alpha1.RollingUpgradeConfigSpec{
 		TargetRef: v1alpha1.WorkloadReference{Kind: v1alpha1.KindStatefulSet, Name: "db"},
@@ -127,17 +139,8 @@ func TestABlockedPlanReleasesThePods(t *testing.T) {
 func leftInPlace(t *testing.T, mutate func(*v1alpha1.RollingUpgradeConfig), others ...client.Object) (r *RollingUpgradeConfigReconciler, req ctrl.Request,
 	get func() (*v1alpha1.RollingUpgradeConfig, *corev1.Pod)) {
 	now := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
-	labels := map[string]string{"app": "db"}
-	sts := &appsv1.StatefulSet{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db", Generation: 1}, Spec: appsv1.StatefulSetSpec{
-		Replicas: ptr.To[int32](1), Selector: &metav1.LabelSelector{MatchLabels: labels},
-		UpdateStrategy: appsv1.StatefulSetUpdateStrategy{Type: appsv1.OnDeleteStatefulSetStrategyType},
-		Template: corev1.PodTemplateSpec{ObjectMeta: metav1.ObjectMeta{Labels: labels},
-			Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "db", Image: "db:1.1.0"}}}}},
-		Status: appsv1.StatefulSetStatus{ObservedGeneration: 1, Replicas: 1}}
-	drained := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db-0", Labels: labels},
-		Spec: corev1.PodSpec{ReadinessGates: []corev1.PodReadinessGate{{ConditionType: v1alpha1.InPlaceReadinessGate}},
-			Containers: []corev1.Container{{Name: "db", Image: "db:1.1.0"}}},
-		Status: corev1.PodStatus{Conditions: []corev1.PodCondition{{Type: v1alpha1.InPlaceReadinessGate, Status: corev1.ConditionFalse}}}}
+	sts := dbStatefulSet(1, appsv1.OnDeleteStatefulSetStrategyType, "db:1.1.0", false)
+	drained := gatedPod("db-0", "db:1.1.0", corev1.ConditionFalse)
 	ruc := &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db", Generation: 2, Finalizers: []string{v1alpha1.Finalizer}},
 		Spec: v1alpha1.RollingUpgradeConfigSpec{TargetRef: v1alpha1.WorkloadReference{Kind: v1alpha1.KindStatefulSet, Name: "db"}, Image: "db"},
 		Status: v1alpha1.RollingUpgradeConfigStatus{CurrentVersion: "1.1.0", CurrentImage: "db:1.1.0",

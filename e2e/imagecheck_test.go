@@ -14,23 +14,33 @@ import (
 	"github.com/rollgate/rollgate/controllers/registry/registrytest"
 )
 
+// onARegistry starts scenario prefix on a registry on 127.0.0.1 that holds demo/app:1.0.0: a
+// Deployment of replicas pods on it, an ApplicationVersion and a config (changed by mutate) for
+// that image, and the manager, which has recorded 1.0.0. It returns the registry's host.
+func onARegistry(t *testing.T, prefix string, replicas int32, mutate func(*v1alpha1.RollingUpgradeConfig)) (*scenario, string) {
+	t.Helper()
+	inNamespaceOnly(t)
+	s := newScenario(t, prefix)
+	host := startRegistry(t, "1.0.0")
+	repo := host + "/demo/app"
+	av := appVersion("1.0.0")
+	av.Spec.Image = repo
+	s.create(deployment(s.ns, "app", repo+":1.0.0", replicas), av, config(func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Spec.Image = repo
+		mutate(c)
+	}))
+	s.start(allowLoopbackRegistries)
+	s.waitConfig(time.Minute, "the running version is recorded", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.0.0" })
+	return s, host
+}
+
 // TestScenarioPinDigestAndMissingImages: a config with spec.pinDigest, on a registry on 127.0.0.1.
 // A version announced before its image was pushed waits ImageNotFound (one Warning event), and
 // is not rolled out; once pushed it rolls out by the digest the registry resolved, and the history
 // and the workload carry that digest.
 func TestScenarioPinDigestAndMissingImages(t *testing.T) {
-	inNamespaceOnly(t)
-	s := newScenario(t, "pindigest")
-	host := startRegistry(t, "1.0.0")
+	s, host := onARegistry(t, "pindigest", 2, func(c *v1alpha1.RollingUpgradeConfig) { c.Spec.PinDigest = true })
 	repo := host + "/demo/app"
-	av := appVersion("1.0.0")
-	av.Spec.Image = repo
-	s.create(deployment(s.ns, "app", repo+":1.0.0", 2), av, config(func(c *v1alpha1.RollingUpgradeConfig) {
-		c.Spec.Image = repo
-		c.Spec.PinDigest = true
-	}))
-	s.start(allowLoopbackRegistries)
-	s.waitConfig(time.Minute, "the running version is recorded", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.0.0" })
 
 	s.announce("1.1.0")
 	c := s.waitConfig(time.Minute, "1.1.0 waits for its image", readyReason(v1alpha1.ReasonImageNotFound, repo+":1.1.0 is not in its registry"))
@@ -68,19 +78,10 @@ func TestScenarioPinDigestAndMissingImages(t *testing.T) {
 // hour less 25 seconds ago waits AwaitingReleaseAge, dated by its build, and starts once an hour
 // old, not before.
 func TestScenarioTheImageDatesItsRelease(t *testing.T) {
-	inNamespaceOnly(t)
-	s := newScenario(t, "built")
-	host := startRegistry(t, "1.0.0")
-	repo := host + "/demo/app"
-	av := appVersion("1.0.0")
-	av.Spec.Image = repo
-	s.create(deployment(s.ns, "app", repo+":1.0.0", 1), av, config(func(c *v1alpha1.RollingUpgradeConfig) {
-		c.Spec.Image = repo
+	s, host := onARegistry(t, "built", 1, func(c *v1alpha1.RollingUpgradeConfig) {
 		c.Spec.CheckImage = true
 		c.Spec.MinReleaseAge = &metav1.Duration{Duration: time.Hour}
-	}))
-	s.start(allowLoopbackRegistries)
-	s.waitConfig(time.Minute, "the running version is recorded", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.0.0" })
+	})
 
 	registrytest.PushCreated(t, host, "demo/app", time.Now().Add(-2*time.Hour), "1.1.0")
 	s.announce("1.1.0")
