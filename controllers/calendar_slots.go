@@ -78,7 +78,7 @@ func (r *RollingUpgradeConfigReconciler) releaseSlots(ctx context.Context, ruc *
 	self := client.ObjectKeyFromObject(ruc)
 	for i := range list.Items {
 		cal := &list.Items[i]
-		if len(rollout.Release(cal.Status.Rollouts, self)) == len(cal.Status.Rollouts) {
+		if !rollout.Holds(cal.Status.Rollouts, self) {
 			continue
 		}
 		if _, err := r.writeSlots(ctx, cal, release(self)); err != nil {
@@ -102,7 +102,7 @@ func (r *RollingUpgradeConfigReconciler) writeSlots(ctx context.Context, cal *v1
 			}
 		}
 		next, write := change(cal.Status.Rollouts)
-		if !write && (equality.Semantic.DeepEqual(next, cal.Status.Rollouts) || (len(next) == 0 && len(cal.Status.Rollouts) == 0)) {
+		if !write && equality.Semantic.DeepEqual(next, cal.Status.Rollouts) { // nil and empty alike
 			return nil
 		}
 		cal.Status.Rollouts = next

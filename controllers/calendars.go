@@ -4,11 +4,8 @@ import (
 	"context"
 	"fmt"
 	"slices"
-	"strings"
 
-	"github.com/fluxcd/pkg/apis/meta"
 	corev1 "k8s.io/api/core/v1"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/client-go/util/workqueue"
@@ -76,8 +73,7 @@ func byCalendar(c client.Reader) handler.EventHandler {
 		}
 		if waiting != "" {
 			list.Items = slices.DeleteFunc(list.Items, func(ruc v1alpha1.RollingUpgradeConfig) bool {
-				return rollout.HoldReason(&ruc.Status) != v1alpha1.ReasonAwaitingRolloutSlot ||
-					!strings.Contains(apimeta.FindStatusCondition(ruc.Status.Conditions, meta.ReadyCondition).Message, "RolloutCalendar "+waiting+" ")
+				return !rollout.WaitsForSlotOf(&ruc.Status, waiting)
 			})
 		}
 		for _, req := range requestsOf(&list) {

@@ -81,18 +81,26 @@ func (s registrySource) lookUp(ctx context.Context, ruc *v1alpha1.RollingUpgrade
 	return l
 }
 
-// created reads the build time of img with the workload's pull credentials.
-func (s registrySource) created(ctx context.Context, ruc *v1alpha1.RollingUpgradeConfig, pod *corev1.PodSpec, img string) rollout.CreatedAnswer {
+// created reads the build times of the config's images of tags, with the workload's pull
+// credentials (read once for all of them).
+func (s registrySource) created(ctx context.Context, ruc *v1alpha1.RollingUpgradeConfig, pod *corev1.PodSpec, tags []string) map[string]rollout.CreatedAnswer {
+	out := make(map[string]rollout.CreatedAnswer, len(tags))
 	reader, keychain, problem := clientFor[registry.CreationReader](ctx, s, ruc, pod)
-	if problem != "" {
-		return rollout.CreatedAnswer{Problem: problem}
+	for _, tag := range tags {
+		if problem != "" {
+			out[tag] = rollout.CreatedAnswer{Problem: problem}
+			continue
+		}
+		img := ruc.Spec.Image + ":" + tag
+		at, err := reader.Created(ctx, img, keychain)
+		if err != nil {
+			logf.FromContext(ctx).V(1).Info("reading the build time of an image failed", "image", img, "detail", errors.Unwrap(err))
+			out[tag] = rollout.CreatedAnswer{Problem: err.Error()}
+			continue
+		}
+		out[tag] = rollout.CreatedAnswer{At: at}
 	}
-	at, err := reader.Created(ctx, img, keychain)
-	if err != nil {
-		logf.FromContext(ctx).V(1).Info("reading the build time of an image failed", "image", img, "detail", errors.Unwrap(err))
-		return rollout.CreatedAnswer{Problem: err.Error()}
-	}
-	return rollout.CreatedAnswer{At: at}
+	return out
 }
 
 // clientFor is the manager's registry client as a C, with the workload's pull credentials, or

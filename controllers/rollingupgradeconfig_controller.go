@@ -168,18 +168,15 @@ func (r *RollingUpgradeConfigReconciler) lookUp(ctx context.Context, in rollout.
 
 // readCreated asks the registry for the build times of the images of tags, within a wait slot.
 func (r *RollingUpgradeConfigReconciler) readCreated(ctx context.Context, in rollout.Input, w *workload, tags []string) map[string]rollout.CreatedAnswer {
-	out := map[string]rollout.CreatedAnswer{}
 	if !r.Waits.take() {
+		out := map[string]rollout.CreatedAnswer{}
 		for _, tag := range tags {
 			out[tag] = rollout.CreatedAnswer{Problem: "not read: " + allWaiting}
 		}
 		return out
 	}
 	defer r.Waits.give()
-	for _, tag := range tags {
-		out[tag] = r.registry().created(ctx, in.Config, w.podSpec(), in.Config.Spec.Image+":"+tag)
-	}
-	return out
+	return r.registry().created(ctx, in.Config, w.podSpec(), tags)
 }
 
 // reportPanic turns a panic in one config's reconcile into an error for that config alone (retried

@@ -83,8 +83,7 @@ func frozenWhile(d *Decision, in Input, tag string) bool {
 // checkFits reports whether a check of tag started now ends before the calendar closes (spec.
 // checkFitsWindow), and holds the version until the first opening that leaves it time when not.
 func checkFits(d *Decision, in Input, calendar *window.Calendar, tag string) bool {
-	spec := in.Config.Spec
-	need := spec.HealthTimeoutOrDefault() + spec.SoakTimeOrZero()
+	need := checkTime(&in.Config.Spec)
 	next := calendar.NextFit(in.Now, need)
 	if next.Equal(in.Now) {
 		return true
@@ -96,4 +95,10 @@ func checkFits(d *Decision, in Input, calendar *window.Calendar, tag string) boo
 	calendarHold(v1alpha1.EventVersionHeld, fmt.Sprintf("%s held until %s: the calendar closes before its check (health timeout and soak, %s) would end (spec.checkFitsWindow)",
 		tag, until, need), next, CalendarRecheck).apply(d, tag, in.Now)
 	return false
+}
+
+// checkTime is the longest a check of a version takes once healthy on time: its health timeout
+// and its soak.
+func checkTime(spec *v1alpha1.RollingUpgradeConfigSpec) time.Duration {
+	return spec.HealthTimeoutOrDefault() + spec.SoakTimeOrZero()
 }

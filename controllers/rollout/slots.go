@@ -6,6 +6,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/fluxcd/pkg/apis/meta"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 
@@ -55,8 +57,7 @@ const (
 func HolderOf(cfg *v1alpha1.RollingUpgradeConfig, s v1alpha1.CalendarRollout) Holder {
 	switch AnnotationsOf(cfg).Step {
 	case StepHealthCheck, StepRollingBack:
-		hold := 2 * (cfg.Spec.HealthTimeoutOrDefault() + cfg.Spec.SoakTimeOrZero())
-		return Holder{State: HolderInFlight, Stuck: s.Since.Add(hold)}
+		return Holder{State: HolderInFlight, Stuck: s.Since.Add(2 * checkTime(&cfg.Spec))}
 	}
 	return Holder{State: HolderIdle}
 }
@@ -82,8 +83,7 @@ func Limited(cals []*v1alpha1.RolloutCalendar) []*v1alpha1.RolloutCalendar {
 // have been lowered).
 func Claim(slots []v1alpha1.CalendarRollout, limit int, self types.NamespacedName, tag string, now time.Time,
 	holder func(v1alpha1.CalendarRollout) Holder) ([]v1alpha1.CalendarRollout, bool) {
-	isSelf := func(s v1alpha1.CalendarRollout) bool { return s.Namespace == self.Namespace && s.Name == self.Name }
-	others := slices.DeleteFunc(slices.Clone(slots), isSelf)
+	others := Release(slots, self)
 	if len(others) >= limit {
 		others = slices.DeleteFunc(others, func(s v1alpha1.CalendarRollout) bool {
 			switch h := holder(s); h.State {
@@ -104,9 +104,16 @@ func Claim(slots []v1alpha1.CalendarRollout, limit int, self types.NamespacedNam
 
 // Release is a calendar's slot list without self's slot.
 func Release(slots []v1alpha1.CalendarRollout, self types.NamespacedName) []v1alpha1.CalendarRollout {
-	return slices.DeleteFunc(slices.Clone(slots), func(s v1alpha1.CalendarRollout) bool {
-		return s.Namespace == self.Namespace && s.Name == self.Name
-	})
+	return slices.DeleteFunc(slices.Clone(slots), slotOf(self))
+}
+
+// Holds reports whether self holds a slot in slots.
+func Holds(slots []v1alpha1.CalendarRollout, self types.NamespacedName) bool {
+	return slices.ContainsFunc(slots, slotOf(self))
+}
+
+func slotOf(self types.NamespacedName) func(v1alpha1.CalendarRollout) bool {
+	return func(s v1alpha1.CalendarRollout) bool { return s.Namespace == self.Namespace && s.Name == self.Name }
 }
 
 // HolderNames name the rollouts holding slots, for messages: "shop/web (1.4.0)".
@@ -136,10 +143,10 @@ func slotsTaken(d *Decision, in Input, tag string) bool {
 		switch {
 		case !asked || a.Granted: // one refusal ends the claims: those after it are not asked
 		case a.Problem != "":
-			refused = append(refused, fmt.Sprintf("a slot of RolloutCalendar %s could not be taken: %s", cal.Name, a.Problem))
+			refused = append(refused, fmt.Sprintf("a slot of %scould not be taken: %s", slotCalendar(cal.Name), a.Problem))
 		default:
-			refused = append(refused, fmt.Sprintf("RolloutCalendar %s allows %d rollouts at once, and %s hold its slots",
-				cal.Name, *cal.Spec.MaxConcurrent, strings.Join(a.Holders, ", ")))
+			refused = append(refused, fmt.Sprintf("%sallows %d rollouts at once, and %s hold its slots",
+				slotCalendar(cal.Name), *cal.Spec.MaxConcurrent, strings.Join(a.Holders, ", ")))
 		}
 	}
 	if len(refused) == 0 {
@@ -148,4 +155,15 @@ func slotsTaken(d *Decision, in Input, tag string) bool {
 	hold{reason: v1alpha1.ReasonAwaitingRolloutSlot, event: v1alpha1.EventRolloutSlotsTaken, recheck: SlotRecheck,
 		message: tag + " waits for a rollout slot: " + strings.Join(refused, "; ")}.apply(d, tag, in.Now)
 	return false
+}
+
+// slotCalendar names a calendar in the message of a version waiting for its slots, as
+// WaitsForSlotOf finds it.
+func slotCalendar(name string) string { return "RolloutCalendar " + name + " " }
+
+// WaitsForSlotOf reports whether a config's status holds a version waiting for a slot of the
+// calendar named cal (AwaitingRolloutSlot, its message naming the calendar).
+func WaitsForSlotOf(st *v1alpha1.RollingUpgradeConfigStatus, cal string) bool {
+	return HoldReason(st) == v1alpha1.ReasonAwaitingRolloutSlot &&
+		strings.Contains(apimeta.FindStatusCondition(st.Conditions, meta.ReadyCondition).Message, slotCalendar(cal))
 }

@@ -60,7 +60,7 @@ func staggered(d *Decision, in Input, calendar *window.Calendar, tag string) boo
 	// its time when it must fit.
 	latest := calendar.ClosesAt(now)
 	if !latest.IsZero() && in.Config.Spec.CheckFitsWindow {
-		latest = latest.Add(-in.Config.Spec.HealthTimeoutOrDefault() - in.Config.Spec.SoakTimeOrZero())
+		latest = latest.Add(-checkTime(&in.Config.Spec))
 	}
 	if until.IsZero() {
 		if room := latest.Sub(anchor); !latest.IsZero() && offset >= room {
