@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -65,10 +66,7 @@ func (w *workload) inPlaceVerdict(ctx context.Context, reader client.Reader, ruc
 		since, _ = time.Parse(time.RFC3339, a.UpdateStarted)
 	}
 	s := spec.InPlace()
-	var first int32
-	if sts.Spec.Ordinals != nil {
-		first = sts.Spec.Ordinals.Start
-	}
+	first := health.StartOrdinal(sts)
 	in := inplace.Input{Image: want, Move: image.Renders(c.Image, want), Since: since, AllowZeroReplicas: spec.AllowZeroReplicas,
 		First: first, End: first + ptr.Deref(sts.Spec.Replicas, 1), Partition: s.Partition,
 		MaxUnavailable: s.MaxUnavailableOrDefault(), Grace: s.DrainGracePeriodOrDefault(), Timeout: s.PodReadyTimeoutOrDefault(),
@@ -93,12 +91,7 @@ func (w *workload) inPlaceVerdict(ctx context.Context, reader client.Reader, ruc
 }
 
 func hasGate(gates []corev1.PodReadinessGate) bool {
-	for _, g := range gates {
-		if g.ConditionType == v1alpha1.InPlaceReadinessGate {
-			return true
-		}
-	}
-	return false
+	return slices.ContainsFunc(gates, func(g corev1.PodReadinessGate) bool { return g.ConditionType == v1alpha1.InPlaceReadinessGate })
 }
 
 // inPlacePod is what the plan needs of one pod of the StatefulSet; false for a pod that is not
@@ -247,10 +240,6 @@ func (r *RollingUpgradeConfigReconciler) releaseFormerTarget(ctx context.Context
 }
 
 func gateTrue(pod *corev1.Pod) bool {
-	for _, c := range pod.Status.Conditions {
-		if c.Type == v1alpha1.InPlaceReadinessGate {
-			return c.Status == corev1.ConditionTrue
-		}
-	}
-	return false
+	c := health.Condition(pod, v1alpha1.InPlaceReadinessGate)
+	return c != nil && c.Status == corev1.ConditionTrue
 }

@@ -193,10 +193,7 @@ func partitionOf(s *appsv1.StatefulSet) int32 {
 // partitioned judges the pods that take the new revision under a partition 0 < partition < want.
 // Like the StatefulSet controller, the partition counts from spec.ordinals.start.
 func partitioned(s *appsv1.StatefulSet, pods []corev1.Pod, partition, want int32, now time.Time) Verdict {
-	var start int32
-	if s.Spec.Ordinals != nil {
-		start = s.Spec.Ordinals.Start
-	}
+	start := StartOrdinal(s)
 	first, end := start+partition, start+want
 	byOrdinal := make(map[int32]*corev1.Pod, len(pods))
 	for i := range pods {
@@ -255,10 +252,21 @@ func Ordinal(set, pod string) (int32, bool) {
 	return int32(n), err == nil
 }
 
+// StartOrdinal is the ordinal of a StatefulSet's first pod (spec.ordinals.start).
+func StartOrdinal(s *appsv1.StatefulSet) int32 {
+	if s.Spec.Ordinals != nil {
+		return s.Spec.Ordinals.Start
+	}
+	return 0
+}
+
 // ReadyCondition is the pod's Ready condition, nil if it has none yet.
-func ReadyCondition(p *corev1.Pod) *corev1.PodCondition {
+func ReadyCondition(p *corev1.Pod) *corev1.PodCondition { return Condition(p, corev1.PodReady) }
+
+// Condition is the pod's condition of type t, nil if it has none yet.
+func Condition(p *corev1.Pod, t corev1.PodConditionType) *corev1.PodCondition {
 	for i := range p.Status.Conditions {
-		if p.Status.Conditions[i].Type == corev1.PodReady {
+		if p.Status.Conditions[i].Type == t {
 			return &p.Status.Conditions[i]
 		}
 	}
