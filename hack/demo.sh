@@ -18,9 +18,11 @@ note() { printf '   %s\n' "$*"; }
 run() { printf '%s$ %s%s\n' "$dim" "$*" "$off"; "$@"; }
 kubectl() { "$KUBECTL" --kubeconfig "$KUBECONFIG_OUT" "$@"; }
 show() { run kubectl -n "$NS" get ruc web; }
+# events [N] [CONFIG] [MORE-SELECTORS]: the last N events of a config (web).
 events() {
-  printf '%s$ kubectl -n %s get events --field-selector involvedObject.name=web,involvedObject.kind=RollingUpgradeConfig%s\n' "$dim" "$NS" "$off"
-  kubectl -n "$NS" get events --field-selector involvedObject.name=web,involvedObject.kind=RollingUpgradeConfig \
+  sel="involvedObject.name=${2:-web},involvedObject.kind=RollingUpgradeConfig${3:-}"
+  printf '%s$ kubectl -n %s get events --field-selector %s%s\n' "$dim" "$NS" "$sel" "$off"
+  kubectl -n "$NS" get events --field-selector "$sel" \
     --sort-by=.metadata.creationTimestamp -o custom-columns=TYPE:.type,REASON:.reason,MESSAGE:.message | tail -n "${1:-4}"
 }
 # wait_phase PHASE [TIMEOUT]: wait until the config reaches a phase.
@@ -28,7 +30,8 @@ wait_phase() {
   printf '%s   (waiting for phase %s)%s\n' "$dim" "$1" "$off"
   kubectl -n "$NS" wait ruc/web --for=jsonpath='{.status.phase}'="$1" --timeout="${2:-120s}" >/dev/null
 }
-announce() { run kubectl -n "$NS" patch appver web --type=merge -p "{\"spec\":{\"version\":\"$1\"}}"; }
+# announce VERSION [APPVERSION]: the ApplicationVersion (web) announces VERSION.
+announce() { run kubectl -n "$NS" patch appver "${2:-web}" --type=merge -p "{\"spec\":{\"version\":\"$1\"}}"; }
 
 manager_pid=
 cleanup() {
@@ -198,14 +201,12 @@ db_pods() {
     'custom-columns=NAME:.metadata.name,UID:.metadata.uid,NODE:.spec.nodeName,IP:.status.podIP,IMAGE:.spec.containers[0].image,RESTARTS:.status.containerStatuses[0].restartCount'
 }
 db_pods
-run kubectl -n "$NS" patch appver db --type=merge -p '{"spec":{"version":"1.1.0"}}'
+announce 1.1.0 db
 kubectl -n "$NS" wait ruc/db --for=jsonpath='{.status.currentVersion}'=1.1.0 --timeout=120s >/dev/null
 note "db-2, db-1, db-0 moved in that order, one at a time, each out of its Service first: the same pods, restarted once."
 db_pods
 run kubectl -n "$NS" get ruc db -o 'jsonpath={range .status.inPlace.pods[*]}{.name} {.state} {.since}{"\n"}{end}'
-printf '%s$ kubectl -n %s get events --field-selector involvedObject.name=db,reason=PodUpgraded%s\n' "$dim" "$NS" "$off"
-kubectl -n "$NS" get events --field-selector involvedObject.name=db,reason=PodUpgraded --sort-by=.metadata.creationTimestamp \
-  -o custom-columns=REASON:.reason,MESSAGE:.message
+events 3 db ,reason=PodUpgraded
 
 say "12. What Prometheus scrapes from the manager (the Grafana dashboard and alerts are in config/grafana and config/prometheus)"
 printf '%s$ curl -s http://127.0.0.1:18080/metrics | grep -E "^(rolling|pod)_upgrade_[a-z_]+(_total|_count)?[{]"%s\n' "$dim" "$off"
