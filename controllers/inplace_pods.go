@@ -52,6 +52,18 @@ func (w *workload) inPlaceVerdict(ctx context.Context, reader client.Reader, ruc
 	if err != nil {
 		return health.Verdict{}, err
 	}
+	plan := inplace.Make(inPlaceInput(ruc, sts, c, pods, now))
+	w.inPlace = &plan
+	// A blocked upgrade (or one that failed at rest, where nothing rolls back) moves no pod on:
+	// every pod goes back in service.
+	w.releaseGates = plan.Verdict.State == health.Blocked || (plan.Verdict.State == health.Failed && rollout.AnnotationsOf(ruc).Step == rollout.StepIdle)
+	return plan.Verdict, nil
+}
+
+// inPlaceInput is what the plan is made of: the config's step, the StatefulSet, its template's
+// container c and its pods, at now.
+func inPlaceInput(ruc *v1alpha1.RollingUpgradeConfig, sts *appsv1.StatefulSet, c *corev1.Container, pods []corev1.Pod, now time.Time) inplace.Input {
+	spec := ruc.Spec
 	a := rollout.AnnotationsOf(ruc)
 	want := ruc.Status.CurrentImage
 	if a.Step == rollout.StepHealthCheck && a.TargetImage != "" {
@@ -82,12 +94,7 @@ func (w *workload) inPlaceVerdict(ctx context.Context, reader client.Reader, ruc
 			in.Pods = append(in.Pods, p)
 		}
 	}
-	plan := inplace.Make(in)
-	w.inPlace = &plan
-	// A blocked upgrade (or one that failed at rest, where nothing rolls back) moves no pod on:
-	// every pod goes back in service.
-	w.releaseGates = plan.Verdict.State == health.Blocked || (plan.Verdict.State == health.Failed && a.Step == rollout.StepIdle)
-	return plan.Verdict, nil
+	return in
 }
 
 func hasGate(gates []corev1.PodReadinessGate) bool {

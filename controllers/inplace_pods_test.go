@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"maps"
 	"strings"
 	"testing"
 	"time"
@@ -21,6 +22,7 @@ import (
 	"github.com/rollgate/rollgate/api/v1alpha1"
 	"github.com/rollgate/rollgate/controllers/health"
 	"github.com/rollgate/rollgate/controllers/inplace"
+	"github.com/rollgate/rollgate/controllers/rollout"
 )
 
 // dbStatefulSet is StatefulSet shop/db: replicas pods labelled app=db on img, updated by update,
@@ -230,5 +232,77 @@ func TestPodsChangedInPlaceAreReleasedWhateverTheEdit(t *testing.T) {
 					pod.Status.Conditions, got.Status.InPlace)
 			}
 		})
+	}
+}
+
+// The plan is made of the config's step and the pods: the image they move to is the check's
+// target (else the recorded image, else the template's), a change counts from the step's start
+// (at rest: none), the pods done are the status's only for the same step and image, and each pod
+// tells when and to what rollgate changed it and when its container started.
+func TestInPlaceInputReadsTheStepAndThePods(t *testing.T) {
+	now := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	started := now.Add(-time.Minute)
+	sts := dbStatefulSet(3, appsv1.OnDeleteStatefulSetStrategyType, "db:1.1.0", true)
+	changed := gatedPod("db-2", "db:1.1.0", corev1.ConditionFalse)
+	changed.Annotations = map[string]string{v1alpha1.InPlaceChangedAnnotation: "2026-12-01T01:59:30Z db:1.1.0"}
+	changed.Status.ContainerStatuses = []corev1.ContainerStatus{{Name: "db", Image: "db:1.1.0",
+		State: corev1.ContainerState{Running: &corev1.ContainerStateRunning{StartedAt: metav1.NewTime(now.Add(-20 * time.Second))}}}}
+	pods := []corev1.Pod{*changed, *gatedPod("db-1", "db:1.0.0", corev1.ConditionTrue)}
+	config := func(step, target string, inPlace *v1alpha1.InPlaceStatus) *v1alpha1.RollingUpgradeConfig {
+		c := &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Annotations: map[string]string{
+			v1alpha1.UpdatePhaseAnnotation: step, v1alpha1.TargetImageAnnotation: target, v1alpha1.UpdateStartedAnnotation: started.Format(time.RFC3339)}},
+			Spec:   v1alpha1.RollingUpgradeConfigSpec{Strategy: &v1alpha1.UpgradeStrategy{Type: v1alpha1.StrategyInPlace}},
+			Status: v1alpha1.RollingUpgradeConfigStatus{CurrentImage: "db:1.0.0", InPlace: inPlace}}
+		if step == "" {
+			c.Annotations = nil
+		}
+		return c
+	}
+	record := func(at time.Time) *v1alpha1.InPlaceStatus {
+		return &v1alpha1.InPlaceStatus{Image: "db:1.1.0", Started: &metav1.Time{Time: at}, Pods: []v1alpha1.InPlacePod{
+			{Name: "db-2", State: string(inplace.StateChanging), Upgraded: true}, {Name: "db-1", State: string(inplace.StateDone)}}}
+	}
+	for _, tc := range []struct {
+		name     string
+		ruc      *v1alpha1.RollingUpgradeConfig
+		template string
+		image    string
+		move     bool
+		since    time.Time
+		backward bool
+		done     map[string]bool
+	}{
+		{name: "a check moves to its target", ruc: config(string(rollout.StepHealthCheck), "db:1.1.0", record(started)),
+			image: "db:1.1.0", move: true, since: started, done: map[string]bool{"db-2": true, "db-1": false}},
+		{name: "the status of another step is not this one's", ruc: config(string(rollout.StepHealthCheck), "db:1.1.0", record(started.Add(-time.Hour))),
+			image: "db:1.1.0", move: true, since: started, done: map[string]bool{}},
+		{name: "until the template has the target, nothing moves", ruc: config(string(rollout.StepHealthCheck), "db:1.1.0", nil), template: "db:1.0.0",
+			image: "db:1.1.0", since: started, done: map[string]bool{}},
+		{name: "a rollback moves back to the recorded image, in reverse", ruc: config(string(rollout.StepRollingBack), "", record(started)), template: "db:1.0.0",
+			image: "db:1.0.0", move: true, since: started, backward: true, done: map[string]bool{}},
+		{name: "a rollback before the renderer wrote the template: to the recorded image, not moving yet", ruc: config(string(rollout.StepRollingBack), "", nil),
+			image: "db:1.0.0", since: started, backward: true, done: map[string]bool{}},
+		{name: "at rest, to the recorded image, no change judged", ruc: config("", "", nil), template: "db:1.0.0",
+			image: "db:1.0.0", move: true, since: now, done: map[string]bool{}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			c := &corev1.Container{Name: "db", Image: "db:1.1.0"}
+			if tc.template != "" {
+				c.Image = tc.template
+			}
+			in := inPlaceInput(tc.ruc, sts, c, pods, now)
+			if in.Image != tc.image || in.Move != tc.move || !in.Since.Equal(tc.since) || in.Backward != tc.backward || !maps.Equal(in.Done, tc.done) {
+				t.Errorf("image %s, move %v, since %s, backward %v, done %v; want %s, %v, %s, %v, %v",
+					in.Image, in.Move, in.Since, in.Backward, in.Done, tc.image, tc.move, tc.since, tc.backward, tc.done)
+			}
+		})
+	}
+	in := inPlaceInput(config("", "", nil), sts, &corev1.Container{Name: "db", Image: "db:1.1.0"}, pods, now)
+	if p := in.Pods[0]; p.ChangedTo != "db:1.1.0" || !p.ChangedAt.Equal(now.Add(-30*time.Second)) || !p.StartedAt.Equal(now.Add(-20*time.Second)) ||
+		p.Running != "db:1.1.0" || p.Gate == nil || *p.Gate {
+		t.Errorf("db-2 read as %+v; want changed to db:1.1.0 30s ago, started 20s ago, its gate False", p)
+	}
+	if in := inPlaceInput(&v1alpha1.RollingUpgradeConfig{Spec: config("", "", nil).Spec}, sts, &corev1.Container{Name: "db", Image: "db:1.1.0"}, nil, now); in.Image != "db:1.1.0" {
+		t.Errorf("nothing recorded: image %s, want the template's", in.Image)
 	}
 }
