@@ -133,6 +133,19 @@ func TestABlockedPlanReleasesThePods(t *testing.T) {
 	if f.Verdict.State != health.Blocked || f.Verdict.Reason != health.ReasonPartitionCoversAll || !w.releaseGates {
 		t.Errorf("partition over every pod: verdict %+v, release %v", f.Verdict, w.releaseGates)
 	}
+
+	// One that failed at rest (a pod changed in its drain that a webhook keeps on another image),
+	// where no rollback would move the pods on, lets them go too.
+	hooked := gatedPod("db-1", "mirror.example/db:1.0.0", corev1.ConditionFalse)
+	hooked.Status.Conditions[0].LastTransitionTime = metav1.NewTime(now.Add(-10 * time.Minute))
+	hooked.Annotations = map[string]string{v1alpha1.InPlaceChangedAnnotation: now.Add(-9*time.Minute).Format(time.RFC3339) + " db:1.0.0"}
+	c = fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(sts, gatedPod("db-0", "db:1.0.0", corev1.ConditionTrue), hooked).Build()
+	ruc.Spec.Strategy.InPlace.Partition = 0
+	ruc.Status.CurrentImage = "db:1.0.0"
+	w = &workload{statefulSet: sts}
+	if f, err = w.facts(context.Background(), c, ruc, now); err != nil || f.Verdict.State != health.Failed || !w.releaseGates {
+		t.Errorf("failed at rest: verdict %+v, release %v (%v)", f.Verdict, w.releaseGates, err)
+	}
 }
 
 // leftInPlace is StatefulSet shop/db (OnDelete, its template without rollgate's gate) whose pod
@@ -188,6 +201,8 @@ func TestPodsChangedInPlaceAreReleasedWhateverTheEdit(t *testing.T) {
 	}
 	successor := &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db-next"},
 		Spec: v1alpha1.RollingUpgradeConfigSpec{TargetRef: v1alpha1.WorkloadReference{Kind: v1alpha1.KindStatefulSet, Name: "db"}, Image: "db"}}
+	deleting := successor.DeepCopy()
+	deleting.DeletionTimestamp, deleting.Finalizers = &metav1.Time{Time: time.Date(2026, 12, 1, 1, 0, 0, 0, time.UTC)}, []string{v1alpha1.Finalizer}
 	for _, tc := range []struct {
 		name   string
 		edit   func(*v1alpha1.RollingUpgradeConfig)
@@ -201,6 +216,11 @@ func TestPodsChangedInPlaceAreReleasedWhateverTheEdit(t *testing.T) {
 			c.DeletionTimestamp = &metav1.Time{Time: time.Date(2026, 12, 1, 1, 0, 0, 0, time.UTC)}
 		}},
 		{name: "another target, the StatefulSet another config's", edit: retarget, others: []client.Object{successor}, keep: true},
+		{name: "another target, the StatefulSet's other config being deleted", edit: retarget, others: []client.Object{deleting}},
+		{name: "deleted while in place", edit: func(c *v1alpha1.RollingUpgradeConfig) {
+			c.Spec.Strategy = &v1alpha1.UpgradeStrategy{Type: v1alpha1.StrategyInPlace}
+			c.DeletionTimestamp = &metav1.Time{Time: time.Date(2026, 12, 1, 1, 0, 0, 0, time.UTC)}
+		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			r, req, get := leftInPlace(t, tc.edit, tc.others...)

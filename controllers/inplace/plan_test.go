@@ -348,3 +348,35 @@ func TestAFailedPodWaitsOutOfServiceForTheRolledBackTemplate(t *testing.T) {
 		t.Errorf("template back on the old image: actions %q, want db-4 changed back at once", actions(p))
 	}
 }
+
+// What the planner holds back, one case each: a pod being deleted takes the only place out of
+// service; a failed upgrade changes no further pod, even one drained and past its grace; no pod
+// leaves its Service while the template lacks the image; 0 replicas says so.
+func TestThePlanHoldsBack(t *testing.T) {
+	deleting := five(oldImage)
+	deleting[4].Deleting = true
+	if p := Make(input(deleting...)); actions(p) != "" {
+		t.Errorf("db-4 terminating: actions %q, want none (it is out of service)", actions(p))
+	}
+
+	failing := five(oldImage)
+	failing[4] = pod(4, newImage, drained(now.Add(-4*time.Minute)), changed(newImage, now.Add(-3*time.Minute)))
+	failing[3] = pod(3, oldImage, drained(now.Add(-time.Minute)))
+	in := input(failing...)
+	in.MaxUnavailable = 2
+	if p := Make(in); p.Verdict.State != health.Failed || strings.Contains(actions(p), "Change") {
+		t.Errorf("db-4 failed, db-3 drained past its grace: verdict %+v, actions %q; want failed, db-3 not changed", p.Verdict, actions(p))
+	}
+
+	in = input(five(oldImage)...)
+	in.Move = false
+	if p := Make(in); actions(p) != "" {
+		t.Errorf("template without the image: actions %q, want no pod drained", actions(p))
+	}
+
+	in = input()
+	in.End = 0
+	if p := Make(in); p.Verdict.Reason != health.ReasonScaledToZero {
+		t.Errorf("0 replicas: %+v, want %s", p.Verdict, health.ReasonScaledToZero)
+	}
+}
