@@ -11,6 +11,7 @@ import (
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
 	"github.com/rollgate/rollgate/controllers/health"
+	"github.com/rollgate/rollgate/controllers/inplace"
 )
 
 func retargeted(name string) func(*v1alpha1.RollingUpgradeConfig) {
@@ -159,6 +160,8 @@ func TestBlockedWorkloadsHoldRollouts(t *testing.T) {
 		{name: "a workload scaled to 0 holds the rollout", verdict: health.Verdict{State: health.Blocked, Reason: health.ReasonScaledToZero, Message: "0 replicas"}},
 		{name: "a partition over every pod holds the rollout", verdict: health.Verdict{State: health.Blocked, Reason: health.ReasonPartitionCoversAll, Message: "partition 3 >= 3 replicas"}},
 		{name: "an OnDelete StatefulSet is refused", verdict: health.Verdict{State: health.Blocked, Reason: health.ReasonOnDelete, Message: "OnDelete"}, wantStalled: true},
+		{name: "an in-place StatefulSet not OnDelete is refused", verdict: health.Verdict{State: health.Blocked, Reason: health.ReasonNotOnDelete, Message: "RollingUpdate"}, wantStalled: true},
+		{name: "an in-place StatefulSet without the gate is refused", verdict: health.Verdict{State: health.Blocked, Reason: inplace.ReasonNoReadinessGate, Message: "no gate"}, wantStalled: true},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

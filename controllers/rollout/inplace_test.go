@@ -59,6 +59,12 @@ func TestInPlaceProgressIsRecorded(t *testing.T) {
 	if reasons(d.Events) != "UpdateRollback,PodUpgradeFailed" || d.Outcome != OutcomeFailed {
 		t.Errorf("web-0 failed: events %s, outcome %q; want its failure announced and the version rolled back", reasons(d.Events), d.Outcome)
 	}
+	// A record of another image's upgrade is not this one's: a pod through both is announced again.
+	other := config(current("1.0.0"), inPlaceConfig, inFlight(StepHealthCheck, repo+":1.1.0", now.Add(-time.Minute)))
+	other.Status.InPlace = &v1alpha1.InPlaceStatus{Image: repo + ":1.0.5", Pods: []v1alpha1.InPlacePod{{Name: "web-1", State: "Done", Upgraded: true}}}
+	if d := decide(other, plan(done)); reasons(d.Events) != v1alpha1.EventPodUpgraded {
+		t.Errorf("web-1 through 1.0.5 before, 1.1.0 now: events %s, want it announced", reasons(d.Events))
+	}
 	// A pod the StatefulSet created on the image was not changed in place: no event.
 	created := inplace.Progress{Name: "web-1", State: inplace.StateDone, Since: now, Upgraded: true}
 	fresh := config(current("1.0.0"), inPlaceConfig)
