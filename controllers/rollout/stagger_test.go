@@ -118,6 +118,20 @@ func TestAStartWaitsItsPartOfTheJitter(t *testing.T) {
 		cfg.Status.Phase, cfg.Status.TargetVersion, cfg.Status.NextWindow = v1alpha1.PhasePending, "1.1.0", &metav1.Time{Time: now.Add(7 * 24 * time.Hour)}
 		cfg.Status.Conditions = []metav1.Condition{{Type: meta.ReadyCondition, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonFrozen}}
 		held(t, decide(cfg, now, cal), v1alpha1.ReasonStaggered, now.Add(offset), "VersionAvailable")
+		// The part counts from now, not from the freeze's planned end, also under a window that closes.
+		open := jittered(10*time.Minute, v1alpha1.CalendarWindow{Name: "day", Start: &metav1.Time{Time: now.Add(-time.Hour)}, End: &metav1.Time{Time: now.Add(2 * time.Hour)}})
+		held(t, decide(cfg, now, open), v1alpha1.ReasonStaggered, now.Add(offset), "VersionAvailable")
+	})
+
+	t.Run("a stagger that the calendar's closing ends", func(t *testing.T) {
+		later := jittered(10*time.Minute, v1alpha1.CalendarWindow{Name: "later", Start: &metav1.Time{Time: now.Add(time.Hour)}, End: &metav1.Time{Time: now.Add(2 * time.Hour)}})
+		cfg := config(current("1.0.0"))
+		cfg.Status.Phase, cfg.Status.TargetVersion, cfg.Status.NextWindow = v1alpha1.PhasePending, "1.1.0", &metav1.Time{Time: now.Add(time.Minute)}
+		cfg.Status.Conditions = []metav1.Condition{{Type: meta.ReadyCondition, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonStaggered}}
+		d := decide(cfg, now, later)
+		if r := condition(d, meta.ReadyCondition); r.Reason != v1alpha1.EventVersionHeld || strings.Contains(reasons(d.Events), v1alpha1.EventVersionHeld) {
+			t.Errorf("staggered, then held by the calendar: Ready %+v, events %s; want one hold, announced once", r, reasons(d.Events))
+		}
 	})
 
 	t.Run("a newer version while it waits", func(t *testing.T) {
@@ -137,22 +151,24 @@ func TestAStartWaitsItsPartOfTheJitter(t *testing.T) {
 		if long < 2*time.Minute {
 			t.Fatalf("this config's part of 24h is %s, within the window: the case is not tested", long)
 		}
-		d := decide(config(current("1.0.0")), now, cal)
-		switch {
-		case d.Outcome == OutcomeStarted:
-		case d.Status.NextWindow == nil || !d.Status.NextWindow.Time.Before(opens.Add(2*time.Minute)):
-			t.Errorf("outcome %q, next window %v: want a start before the window closes at %s", d.Outcome, d.Status.NextWindow, opens.Add(2*time.Minute))
+		// The part is fitted into the minute the window stays open.
+		fits := func(t *testing.T, d Decision, room time.Duration) {
+			t.Helper()
+			switch want := (long % room).Truncate(time.Second); {
+			case want == 0 && d.Outcome != OutcomeStarted:
+				t.Errorf("outcome %q, want a start at once (its part of %s is 0)", d.Outcome, room)
+			case want > 0 && (d.Status.NextWindow == nil || !d.Status.NextWindow.Time.Equal(now.Add(want))):
+				t.Errorf("outcome %q, next window %v: want a start at %s, its part fitted into %s", d.Outcome, d.Status.NextWindow, now.Add(want), room)
+			}
 		}
+		fits(t, decide(config(current("1.0.0")), now, cal), time.Minute)
 		timeout := func(d time.Duration) func(*v1alpha1.RollingUpgradeConfig) {
 			return func(c *v1alpha1.RollingUpgradeConfig) {
 				c.Spec.CheckFitsWindow, c.Spec.HealthTimeout = true, &metav1.Duration{Duration: d}
 			}
 		}
 		// With spec.checkFitsWindow the part fits into what the check leaves: 30s of the minute left.
-		d = decide(config(current("1.0.0"), timeout(30*time.Second)), now, cal)
-		if d.Outcome != OutcomeStarted && (d.Status.NextWindow == nil || !d.Status.NextWindow.Time.Before(now.Add(30*time.Second))) {
-			t.Errorf("a 30s check: outcome %q, next window %v; want a start within 30s", d.Outcome, d.Status.NextWindow)
-		}
+		fits(t, decide(config(current("1.0.0"), timeout(30*time.Second)), now, cal), 30*time.Second)
 		if d := decide(config(current("1.0.0"), timeout(time.Minute)), now, cal); d.Outcome != OutcomeStarted {
 			t.Errorf("a check that needs the whole minute left: outcome %q, Ready %+v; want a start at once", d.Outcome, condition(d, meta.ReadyCondition))
 		}
