@@ -154,3 +154,25 @@ func TestAKeptSlotIsWrittenToo(t *testing.T) {
 		t.Errorf("web with a stale copy of its own slot: %+v; want refused, api named", a)
 	}
 }
+
+// A slot is stamped when it is written, not at the start of the reconcile that claims it (which
+// may have waited for a registry or Prometheus since): its grace runs from the write.
+func TestASlotIsStampedWhenWritten(t *testing.T) {
+	ctx := context.Background()
+	start := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	one := int32(1)
+	cal := &v1alpha1.RolloutCalendar{ObjectMeta: metav1.ObjectMeta{Name: "waves"}, Spec: v1alpha1.RolloutCalendarSpec{MaxConcurrent: &one}}
+	web := &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}}
+	c := fake.NewClientBuilder().WithScheme(newScheme(t)).WithStatusSubresource(&v1alpha1.RolloutCalendar{}).WithObjects(cal, web).Build()
+	r := &RollingUpgradeConfigReconciler{Client: c, APIReader: c, Calendars: true, Clock: clocktesting.NewFakePassiveClock(start.Add(30 * time.Second))}
+	if a := r.claimSlots(ctx, rollout.Input{Now: start, Config: web, Calendars: []*v1alpha1.RolloutCalendar{cal}}, "1.1.0")["waves"]; !a.Granted {
+		t.Fatalf("a free slot: %+v", a)
+	}
+	var got v1alpha1.RolloutCalendar
+	if err := c.Get(ctx, client.ObjectKey{Name: "waves"}, &got); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Status.Rollouts) != 1 || !got.Status.Rollouts[0].Since.Time.Equal(start.Add(30*time.Second)) {
+		t.Errorf("slots %+v; want web's, since the write (%s)", got.Status.Rollouts, start.Add(30*time.Second))
+	}
+}
