@@ -326,3 +326,40 @@ func TestInPlaceInputReadsTheStepAndThePods(t *testing.T) {
 		t.Errorf("nothing recorded: image %s, want the template's", in.Image)
 	}
 }
+
+// A decision that starts a check carries out no move of the step it ends: here a target set by
+// hand during an in-place rollback starts a new check, and db-2, drained to be changed back, is
+// left for the new check's plan rather than changed back first.
+func TestAStartedCheckMovesNoPodOfTheStepBefore(t *testing.T) {
+	now := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	sts := dbStatefulSet(3, appsv1.OnDeleteStatefulSetStrategyType, "db:1.0.0", true)
+	drained := gatedPod("db-2", "db:1.1.0", corev1.ConditionFalse)
+	drained.Status.Conditions[0].LastTransitionTime = metav1.NewTime(now.Add(-time.Minute))
+	ruc := &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db", Generation: 1, Finalizers: []string{v1alpha1.Finalizer},
+		Annotations: map[string]string{v1alpha1.UpdatePhaseAnnotation: rollout.StepRollingBack, v1alpha1.UpdateStartedAnnotation: now.Add(-2 * time.Minute).Format(time.RFC3339),
+			v1alpha1.TargetImageAnnotation: "db:1.2.0"}},
+		Spec: v1alpha1.RollingUpgradeConfigSpec{TargetRef: v1alpha1.WorkloadReference{Kind: v1alpha1.KindStatefulSet, Name: "db"}, Image: "db",
+			Strategy: &v1alpha1.UpgradeStrategy{Type: v1alpha1.StrategyInPlace}},
+		Status: v1alpha1.RollingUpgradeConfigStatus{CurrentVersion: "1.0.0", CurrentImage: "db:1.0.0", Phase: v1alpha1.PhaseRollingBack,
+			RecordedTarget: &v1alpha1.RecordedTarget{Kind: v1alpha1.KindStatefulSet, Name: "db"}}}
+	c := fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(sts, ruc, drained,
+		gatedPod("db-0", "db:1.0.0", corev1.ConditionTrue), gatedPod("db-1", "db:1.0.0", corev1.ConditionTrue)).
+		WithStatusSubresource(&v1alpha1.RollingUpgradeConfig{}, &corev1.Pod{}).
+		WithIndex(&v1alpha1.RollingUpgradeConfig{}, indexTarget, configIndexes[indexTarget]).Build()
+	r := &RollingUpgradeConfigReconciler{Client: c, APIReader: c, Recorder: events.NewFakeRecorder(10), Clock: clocktesting.NewFakePassiveClock(now)}
+	if _, err := r.Reconcile(context.Background(), ctrl.Request{NamespacedName: client.ObjectKeyFromObject(ruc)}); err != nil {
+		t.Fatal(err)
+	}
+	var got v1alpha1.RollingUpgradeConfig
+	var pod corev1.Pod
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(ruc), &got); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(context.Background(), client.ObjectKeyFromObject(drained), &pod); err != nil {
+		t.Fatal(err)
+	}
+	if got.Annotations[v1alpha1.UpdatePhaseAnnotation] != rollout.StepHealthCheck || pod.Spec.Containers[0].Image != "db:1.1.0" {
+		t.Errorf("step %q, db-2 on %s; want the hand target's check started and db-2 not changed back to db:1.0.0",
+			got.Annotations[v1alpha1.UpdatePhaseAnnotation], pod.Spec.Containers[0].Image)
+	}
+}
