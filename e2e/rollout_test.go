@@ -337,12 +337,20 @@ func TestScenarioManagerKilledAtFiveSteps(t *testing.T) {
 	}))
 	s.start()
 	// killAt waits until the config shows the step and its event has gone out n times, then kills
-	// the manager and starts a new one.
+	// the manager and starts a new one. A rollback the killed manager ended in its last instant
+	// (its annotations written, not yet its status) may take its RollbackComplete with it: the
+	// event goes out after that write, and nothing on the config says whether it did.
+	lostRollbackEvents := 0
 	killAt := func(step string, reason string, n int, cond func(c *v1alpha1.RollingUpgradeConfig) bool) {
 		t.Helper()
 		s.waitConfig(2*time.Minute, step, func(c *v1alpha1.RollingUpgradeConfig) bool { return cond(c) && s.countEvents(reason) >= n })
 		s.kill()
-		t.Logf("killed the manager at %s: %s", step, describeConfig(s.config()))
+		c := s.config()
+		t.Logf("killed the manager at %s: %s", step, describeConfig(c))
+		if c.Annotations[v1alpha1.UpdatePhaseAnnotation] == "" && c.Status.Phase == v1alpha1.PhaseRollingBack {
+			lostRollbackEvents++
+			t.Logf("killed between the end of a rollback and its status: its RollbackComplete may be lost")
+		}
 		s.start()
 	}
 	inCheck := func(version string) func(c *v1alpha1.RollingUpgradeConfig) bool {
@@ -387,7 +395,7 @@ func TestScenarioManagerKilledAtFiveSteps(t *testing.T) {
 		t.Errorf("history = %s, want %s", got, want)
 	}
 	want := map[string]int{"VersionAvailable": 3, "UpdateStarting": 3, "UpdateComplete": 1, "UpdateRollback": 2,
-		"RollbackComplete": 2, "CircuitOpen": 1}
+		"RollbackComplete": 2 - lostRollbackEvents, "CircuitOpen": 1}
 	// Events go out after the write that records their transition, asynchronously: the last
 	// rollback's RollbackComplete may still be on its way when the config shows the rollback over.
 	eventually(t, 30*time.Second, "the events of every step", func(context.Context) (bool, string, error) {
@@ -399,8 +407,8 @@ func TestScenarioManagerKilledAtFiveSteps(t *testing.T) {
 		return true, "", nil
 	})
 	for reason, n := range want {
-		if got := s.countEvents(reason); got != n {
-			t.Errorf("%d %s events, want %d", got, reason, n)
+		if got, most := s.countEvents(reason), n+map[string]int{"RollbackComplete": lostRollbackEvents}[reason]; got < n || got > most {
+			t.Errorf("%d %s events, want %d to %d", got, reason, n, most)
 		}
 	}
 }
