@@ -213,10 +213,10 @@ test-unit: ## Unit tests (plain go test).
 # the package's testdata/fuzz and fails the run (turn it into a table case).
 FUZZTIME ?= 3s
 FUZZ_TARGETS := FuzzWindow:./controllers/window FuzzReferences:./controllers/image FuzzParseVersionList:./controllers \
-	FuzzAnnotations:./controllers/rollout FuzzParse:./renovate
+	FuzzAnnotations:./controllers/rollout FuzzParse:./renovate FuzzMessageTemplate:./controllers/writeback
 
 .PHONY: test-fuzz
-test-fuzz: ## Fuzz every parser (window, image references, version lists, annotations, Renovate report) for FUZZTIME each.
+test-fuzz: ## Fuzz every parser (window, image references, version lists, annotations, Renovate report, commit-message templates) for FUZZTIME each.
 	for t in $(FUZZ_TARGETS); do \
 		go test -run '^$$' -fuzz "^$${t%%:*}$$" -fuzztime $(FUZZTIME) "$${t#*:}" || exit 1; \
 	done

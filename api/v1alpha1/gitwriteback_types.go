@@ -55,8 +55,11 @@ type GitWriteBackSpec struct {
 	// (Healthy, RolledBack or Withdrawn; empty before any verdict), .Tried (the version of that
 	// verdict), .Reason (what its history entry adds),
 	// .FailedVersions and .Line (rollgate's own line for it). Empty: rollgate's message, a subject
-	// and a line per config. A template that fails on an example stops the writes and says why in
-	// each config's GitWriteBack condition.
+	// and a line per config. It may use text, fields, if, with, range over .Outcomes (not inside
+	// another range) and .FailedVersions, and the functions and, or, not, len, index, eq, ne, lt,
+	// le, gt, ge. A template that fails on an example stops the writes and says why in each
+	// config's GitWriteBack condition; one whose work on a commit's outcomes passes a bound gives
+	// that commit rollgate's message.
 	// +kubebuilder:validation:MaxLength=4096
 	// +optional
 	MessageTemplate string `json:"messageTemplate,omitempty"`

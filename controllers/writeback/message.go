@@ -3,6 +3,8 @@ package writeback
 import (
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strings"
 	"text/template"
 	"text/template/parse"
@@ -96,10 +98,28 @@ var defaultMessage = template.Must(template.New("message").Parse(DefaultMessageT
 // maxMessage bounds a commit message: a template's output past it fails the template.
 const maxMessage = 16 << 10
 
+// maxSteps bounds the work of one execution of a message template: the actions, texts and
+// conditions it evaluates, counted with the lengths of the lists it ranges over (see steps). A
+// tenant writes the template and the manager runs it, for every commit of a repository many
+// tenants may share; past this bound the commit takes rollgate's own message.
+const maxSteps = 100_000
+
+// callSteps is what a command of a pipeline counts (a call through reflection, of a function such
+// as eq or of a method such as .Line, costs ten to twenty times a text).
+const callSteps = 16
+
+// funcs are the functions a message template may call: none builds a value larger than its
+// arguments (printf's width, print's and slice's copies do), and none calls anything else.
+var funcs = map[string]bool{"and": true, "or": true, "not": true, "len": true, "index": true,
+	"eq": true, "ne": true, "lt": true, "le": true, "gt": true, "ge": true}
+
 // ParseMessageTemplate parses a GitWriteBack's message template ("" is the default) and tries it on
 // examples, so a template that names a field that does not exist is refused here, not at a commit.
-// A tenant writes it and the manager runs it: it may range over the data's lists alone (not over a
-// number, which would loop as long as it says), and its output is bounded.
+// A tenant writes it and the manager runs it, so what it may do is bounded before it runs once: it
+// calls only funcs, defines and calls no other template (which could call each other for ever),
+// ranges over the data's lists alone (not over a number, which would loop as long as it says) and
+// over .Outcomes only once (not once per outcome); its work is counted against maxSteps before
+// each run, and its output bounded by maxMessage.
 func ParseMessageTemplate(text string) (*template.Template, error) {
 	if text == "" {
 		return defaultMessage, nil
@@ -108,10 +128,11 @@ func ParseMessageTemplate(text string) (*template.Template, error) {
 	if err != nil {
 		return nil, err
 	}
-	for _, tt := range t.Templates() {
-		if err := rangesOverFields(tt.Root); err != nil {
-			return nil, err
-		}
+	if len(t.Templates()) > 1 {
+		return nil, errors.New("define and block are not allowed: a message is one template")
+	}
+	if err := allowed(t.Root, false); err != nil {
+		return nil, err
 	}
 	example := Outcome{Namespace: "shop", Name: "web", Image: "ghcr.io/acme/web", Version: "1.2.0",
 		Result: string(v1alpha1.ResultRolledBack), Tried: "1.3.0", FailedVersions: []string{"1.3.0"}}
@@ -123,36 +144,118 @@ func ParseMessageTemplate(text string) (*template.Template, error) {
 	return t, nil
 }
 
-// rangesOverFields refuses a range over anything but a field of the data (.Outcomes,
-// .FailedVersions).
-func rangesOverFields(n parse.Node) error {
+// allowed refuses what a message template may not do (see ParseMessageTemplate); inRange: n is
+// inside a range.
+func allowed(n parse.Node, inRange bool) error {
 	switch n := n.(type) {
 	case *parse.ListNode:
 		if n == nil {
 			return nil
 		}
+		var errs []error
 		for _, c := range n.Nodes {
-			if err := rangesOverFields(c); err != nil {
-				return err
+			errs = append(errs, allowed(c, inRange))
+		}
+		return errors.Join(errs...)
+	case *parse.ActionNode:
+		return allowed(n.Pipe, inRange)
+	case *parse.PipeNode:
+		if n == nil {
+			return nil
+		}
+		var errs []error
+		for _, c := range n.Cmds {
+			for _, a := range c.Args {
+				errs = append(errs, allowed(a, inRange))
 			}
 		}
-	case *parse.RangeNode:
-		if cmds := n.Pipe.Cmds; len(cmds) != 1 || len(cmds[0].Args) != 1 {
-			return fmt.Errorf("range %s: range over a list of the data alone, such as .Outcomes", n.Pipe)
-		} else if _, ok := cmds[0].Args[0].(*parse.FieldNode); !ok {
-			return fmt.Errorf("range %s: range over a list of the data alone, such as .Outcomes", n.Pipe)
+		return errors.Join(errs...)
+	case *parse.ChainNode:
+		return allowed(n.Node, inRange)
+	case *parse.IdentifierNode:
+		if !funcs[n.Ident] {
+			return fmt.Errorf("%s: a message may call only %s", n.Ident, strings.Join(slices.Sorted(maps.Keys(funcs)), ", "))
 		}
-		return errors.Join(rangesOverFields(n.List), rangesOverFields(n.ElseList))
+	case *parse.TemplateNode:
+		return fmt.Errorf("%s: a message may not call another template", n)
 	case *parse.IfNode:
-		return errors.Join(rangesOverFields(n.List), rangesOverFields(n.ElseList))
+		return errors.Join(allowed(n.Pipe, inRange), allowed(n.List, inRange), allowed(n.ElseList, inRange))
 	case *parse.WithNode:
-		return errors.Join(rangesOverFields(n.List), rangesOverFields(n.ElseList))
+		return errors.Join(allowed(n.Pipe, inRange), allowed(n.List, inRange), allowed(n.ElseList, inRange))
+	case *parse.RangeNode:
+		list := rangedList(n)
+		switch {
+		case list == "":
+			return fmt.Errorf("range %s: range over a list of the data alone, such as .Outcomes", n.Pipe)
+		case list == "Outcomes" && inRange:
+			return fmt.Errorf("range %s: a range over .Outcomes inside another range would run once per outcome", n.Pipe)
+		}
+		return errors.Join(allowed(n.List, true), allowed(n.ElseList, inRange))
 	}
 	return nil
 }
 
-// execute runs t on data, failing once the output passes maxMessage.
+// rangedList is the field of the data a range goes over (Outcomes, FailedVersions), or "" when it
+// goes over anything else.
+func rangedList(n *parse.RangeNode) string {
+	if cmds := n.Pipe.Cmds; len(cmds) == 1 && len(cmds[0].Args) == 1 {
+		if f, ok := cmds[0].Args[0].(*parse.FieldNode); ok && len(f.Ident) == 1 {
+			if name := f.Ident[0]; name == "Outcomes" || name == "FailedVersions" {
+				return name
+			}
+		}
+	}
+	return ""
+}
+
+// steps is the most work an execution of n may do on data: each text, action, argument and
+// condition counts one, each command callSteps, times the length of every list it is ranged over (the longest
+// FailedVersions for a range over it).
+func steps(n parse.Node, data MessageData) int {
+	switch n := n.(type) {
+	case *parse.ListNode:
+		if n == nil {
+			return 0
+		}
+		s := 0
+		for _, c := range n.Nodes {
+			s += steps(c, data)
+		}
+		return s
+	case *parse.ActionNode:
+		return 1 + steps(n.Pipe, data)
+	case *parse.PipeNode:
+		if n == nil {
+			return 0
+		}
+		s := 0
+		for _, c := range n.Cmds {
+			s += callSteps + len(c.Args)
+		}
+		return s
+	case *parse.IfNode:
+		return 1 + steps(n.Pipe, data) + steps(n.List, data) + steps(n.ElseList, data)
+	case *parse.WithNode:
+		return 1 + steps(n.Pipe, data) + steps(n.List, data) + steps(n.ElseList, data)
+	case *parse.RangeNode:
+		times := len(data.Outcomes)
+		if rangedList(n) == "FailedVersions" {
+			times = 0
+			for _, o := range data.Outcomes {
+				times = max(times, len(o.FailedVersions))
+			}
+		}
+		return 1 + steps(n.Pipe, data) + max(times, 1)*steps(n.List, data) + steps(n.ElseList, data)
+	}
+	return 1
+}
+
+// execute runs t on data, failing before it starts when it could take more than maxSteps, and once
+// the output passes maxMessage.
 func execute(t *template.Template, data MessageData) (string, error) {
+	if n := steps(t.Root, data); n > maxSteps {
+		return "", fmt.Errorf("the message takes %d steps for %d configs, more than %d", n, len(data.Outcomes), maxSteps)
+	}
 	w := &boundedWriter{}
 	err := t.Execute(w, data)
 	return w.b.String(), err

@@ -1,6 +1,7 @@
 package writeback
 
 import (
+	"fmt"
 	"strings"
 	"testing"
 
@@ -115,16 +116,65 @@ func TestAMessageTemplateIsTriedBeforeUse(t *testing.T) {
 		{"{{ (index .Outcomes 0).Version }}", "index out of range"}, // a commit of the preset alone has none
 		{"{{ range 1000000000 }}{{ end }}", "range over a list of the data alone"},
 		{"{{ $n := 1000000000 }}{{ if true }}{{ range $n }}x{{ end }}{{ end }}", "range over a list of the data alone"},
-		{`{{ define "x" }}{{ range 5 }}{{ end }}{{ end }}{{ template "x" }}`, "range over a list of the data alone"},
-		{`{{ range .Outcomes }}{{ printf "%99999d" 1 }}{{ end }}`, "longer than"},
+		{`{{ define "x" }}{{ range 5 }}{{ end }}{{ end }}{{ template "x" }}`, "define and block are not allowed"},
+		{`{{ range .Outcomes }}{{ printf "%2000000000d" 1 }}{{ end }}`, "printf: a message may call only"},
+		{`{{ slice .Name 0 }}`, "slice: a message may call only"},
+		{`{{ call .Line }}`, "call: a message may call only"},
+		{`{{ define "a" }}{{ template "a" . }}{{ template "a" . }}{{ end }}{{ template "a" . }}`, "define and block are not allowed"},
+		{`{{ block "a" . }}x{{ end }}`, "define and block are not allowed"},
+		{`{{ template "message" . }}`, "may not call another template"},
+		{`{{ range .Outcomes }}{{ with $ }}{{ range .Outcomes }}{{ end }}{{ end }}{{ end }}`, "inside another range"},
+		{`{{ range .Outcomes }}{{ range .FailedVersions }}{{ range $.Outcomes }}{{ end }}{{ end }}{{ end }}`, "range over a list of the data alone"},
 	} {
 		if _, err := ParseMessageTemplate(tc.tmpl); err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%q: error %v, want one saying %q", tc.tmpl, err, tc.err)
 		}
 	}
-	for _, ok := range []string{"", "rollgate{{ range .Outcomes }} {{ .Namespace }}/{{ .Name }} {{ .Result }} {{ .Tried }} {{ .Reason }} {{ .FailedVersions }} {{ .Line }}{{ end }}"} {
+	for _, ok := range []string{"", "rollgate{{ range .Outcomes }} {{ .Namespace }}/{{ .Name }} {{ .Result }} {{ .Tried }} {{ .Reason }} {{ .FailedVersions }} {{ .Line }}{{ end }}",
+		`{{ if eq (len .Outcomes) 1 }}{{ with index .Outcomes 0 }}{{ .Name }}{{ range $i, $v := .FailedVersions }}{{ if gt $i 0 }},{{ end }} {{ $v }}{{ end }}{{ end }}{{ else }}{{ len .Outcomes }} configs{{ end }}`,
+		DefaultMessageTemplate} {
 		if _, err := ParseMessageTemplate(ok); err != nil {
 			t.Errorf("%q: %v", ok, err)
 		}
+	}
+}
+
+// A template's work is counted before it runs, with the lengths of the lists it ranges over: one that
+// would take more than maxSteps on a commit's data is not run, and the commit takes rollgate's
+// own message.
+func TestAMessageTemplateIsBoundedByItsWork(t *testing.T) {
+	outcomes := func(n, failed int) MessageData {
+		var d MessageData
+		for i := range n {
+			o := Outcome{Namespace: "shop", Name: fmt.Sprintf("web-%d", i), Version: "1.0.0"}
+			for j := range failed {
+				o.FailedVersions = append(o.FailedVersions, fmt.Sprintf("2.0.%d", j))
+			}
+			d.Outcomes = append(d.Outcomes, o)
+		}
+		return d
+	}
+	// 40 conditions per failed version of each outcome, none of them writing a byte.
+	busy := "{{ range .Outcomes }}{{ range .FailedVersions }}" + strings.Repeat(`{{ if eq . "x" }}{{ end }}`, 40) + "{{ end }}{{ end }}"
+	tmpl, err := ParseMessageTemplate(busy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := steps(tmpl.Root, outcomes(10, 10)); n < 40*10*10 || n > maxSteps {
+		t.Errorf("10 configs with 10 failed versions each: %d steps, want at least %d and within %d", n, 40*10*10, maxSteps)
+	}
+	if _, err := execute(tmpl, outcomes(10, 10)); err != nil {
+		t.Errorf("10 configs with 10 failed versions each: %v", err)
+	}
+	if _, err := execute(tmpl, outcomes(1000, 100)); err == nil || !strings.Contains(err.Error(), "steps for 1000 configs") {
+		t.Errorf("1000 configs with 100 failed versions each: error %v, want one counting its steps", err)
+	}
+	batch := make([]Request, 1000)
+	changed := make([]bool, 1000)
+	for i, o := range outcomes(1000, 100).Outcomes {
+		batch[i], changed[i] = Request{Outcome: o}, true
+	}
+	if got := message(tmpl, batch, changed); !strings.HasPrefix(got, "rollgate: outcomes of 1000 configs") {
+		t.Errorf("a template past its bound: message %.80q, want rollgate's own", got)
 	}
 }
