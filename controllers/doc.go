@@ -21,6 +21,7 @@
 // +kubebuilder:rbac:groups=apps,resources=deployments;statefulsets,verbs=get;list;watch;patch
 // +kubebuilder:rbac:groups="",resources=pods,verbs=list;delete;patch
 // +kubebuilder:rbac:groups="",resources=pods/status,verbs=patch
+// +kubebuilder:rbac:groups=policy,resources=poddisruptionbudgets,verbs=list
 // +kubebuilder:rbac:groups="",resources=configmaps,verbs=get;list;watch
 // +kubebuilder:rbac:groups="",resources=secrets;serviceaccounts,verbs=get
 // +kubebuilder:rbac:groups=events.k8s.io,resources=events,verbs=create;patch

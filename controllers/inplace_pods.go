@@ -10,8 +10,12 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/labels"
 	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/utils/clock"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -52,7 +56,13 @@ func (w *workload) inPlaceVerdict(ctx context.Context, reader client.Reader, ruc
 	if err != nil {
 		return health.Verdict{}, err
 	}
-	plan := inplace.Make(inPlaceInput(ruc, sts, c, pods, now))
+	var pdbs policyv1.PodDisruptionBudgetList
+	if err := reader.List(ctx, &pdbs, client.InNamespace(sts.Namespace)); err != nil {
+		return health.Verdict{}, fmt.Errorf("PodDisruptionBudgets of %s: %w", w.describe(), err)
+	}
+	in := inPlaceInput(ruc, sts, c, pods, now)
+	in.Budgets = budgets(pdbs.Items, pods)
+	plan := inplace.Make(in)
 	w.inPlace = &plan
 	// A blocked upgrade (or one that failed at rest, where nothing rolls back) moves no pod on:
 	// every pod goes back in service.
@@ -81,7 +91,7 @@ func inPlaceInput(ruc *v1alpha1.RollingUpgradeConfig, sts *appsv1.StatefulSet, c
 	first := health.StartOrdinal(sts)
 	in := inplace.Input{Image: want, Move: image.Renders(c.Image, want), Since: since, AllowZeroReplicas: spec.AllowZeroReplicas,
 		First: first, End: first + ptr.Deref(sts.Spec.Replicas, 1), Partition: s.Partition,
-		MaxUnavailable: s.MaxUnavailableOrDefault(), Grace: s.DrainGracePeriodOrDefault(), Timeout: s.PodReadyTimeoutOrDefault(),
+		MaxUnavailable: s.MaxUnavailableOf(ptr.Deref(sts.Spec.Replicas, 1)), Grace: s.DrainGracePeriodOrDefault(), Timeout: s.PodReadyTimeoutOrDefault(),
 		Backward: a.Step == rollout.StepRollingBack, // the moves undone in reverse
 		Done:     map[string]bool{}, Now: now}
 	if st := ruc.Status.InPlace; st != nil && st.Image == want && st.Started != nil && st.Started.Time.Equal(since) {
@@ -95,6 +105,29 @@ func inPlaceInput(ruc *v1alpha1.RollingUpgradeConfig, sts *appsv1.StatefulSet, c
 		}
 	}
 	return in
+}
+
+// budgets are the PodDisruptionBudgets that select some of the pods, with the pods they select.
+func budgets(pdbs []policyv1.PodDisruptionBudget, pods []corev1.Pod) []inplace.Budget {
+	var out []inplace.Budget
+	for i := range pdbs {
+		pdb := &pdbs[i]
+		sel, err := metav1.LabelSelectorAsSelector(pdb.Spec.Selector)
+		if pdb.Spec.Selector == nil || err != nil { // selects no pod (as the disruption controller reads it)
+			continue
+		}
+		b := inplace.Budget{Name: pdb.Name, DisruptionsAllowed: pdb.Status.DisruptionsAllowed, CurrentHealthy: pdb.Status.CurrentHealthy,
+			ExpectedPods: pdb.Status.ExpectedPods, Selects: map[string]bool{}}
+		for j := range pods {
+			if sel.Matches(labels.Set(pods[j].Labels)) {
+				b.Selects[pods[j].Name] = true
+			}
+		}
+		if len(b.Selects) > 0 {
+			out = append(out, b)
+		}
+	}
+	return out
 }
 
 func hasGate(gates []corev1.PodReadinessGate) bool {
@@ -136,17 +169,18 @@ func inPlacePod(sts string, pod *corev1.Pod, container string) (inplace.Pod, boo
 	return p, true
 }
 
-// moveInPlace carries out the plan's writes to the pods at now (the decision's time): their
-// readiness gate's condition (pods/status) and their container's image, with the time and image of
-// the change.
-func moveInPlace(ctx context.Context, c client.Client, w *workload, container string, now time.Time) error {
+// moveInPlace carries out the plan's writes to the pods: their readiness gate's condition
+// (pods/status) and their container's image, with the time and image of the change. Each is
+// stamped with the clock's time as it is written, not the decision's: the drain grace and the
+// readiness timeout count from there, however long the reconcile took to get to it.
+func moveInPlace(ctx context.Context, c client.Client, w *workload, container string, clk clock.PassiveClock) error {
 	plan := w.inPlace
 	cont, err := w.container(container)
 	if err != nil {
 		return err
 	}
-	now = now.UTC()
 	for _, a := range plan.Actions {
+		now := clk.Now().UTC()
 		pod := &corev1.Pod{}
 		pod.Namespace, pod.Name = w.object().GetNamespace(), a.Pod
 		var patch map[string]any

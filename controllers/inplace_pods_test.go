@@ -104,7 +104,7 @@ func TestAChangeWritesTheTemplatesImage(t *testing.T) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db-0"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "db", Image: "db:1.0.0"}}}}
 	c := fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(pod).Build()
 	w := &workload{statefulSet: sts, inPlace: &inplace.Plan{Image: "db:1.1.0", Actions: []inplace.Action{{Kind: inplace.Change, Pod: "db-0"}}}}
-	if err := moveInPlace(ctx, c, w, "db", now); err != nil {
+	if err := moveInPlace(ctx, c, w, "db", clocktesting.NewFakePassiveClock(now)); err != nil {
 		t.Fatal(err)
 	}
 	var got corev1.Pod
@@ -113,6 +113,36 @@ func TestAChangeWritesTheTemplatesImage(t *testing.T) {
 	}
 	if img, note := got.Spec.Containers[0].Image, got.Annotations[v1alpha1.InPlaceChangedAnnotation]; img != pinned || note != "2026-12-01T02:00:00Z "+pinned {
 		t.Errorf("pod runs %s, annotation %q; want the template's %s", img, note, pinned)
+	}
+}
+
+// The drain grace and the readiness timeout count from the write that starts them, not from the
+// reconcile's start: a slow reconcile (here 40s between its start and the writes) must not change
+// a pod before it has really drained for its grace.
+func TestPodMovesAreStampedWhenWritten(t *testing.T) {
+	ctx := context.Background()
+	start := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	written := start.Add(40 * time.Second)
+	sts := dbStatefulSet(2, appsv1.OnDeleteStatefulSetStrategyType, "db:1.1.0", true)
+	c := fake.NewClientBuilder().WithScheme(newScheme(t)).WithStatusSubresource(&corev1.Pod{}).
+		WithObjects(gatedPod("db-0", "db:1.0.0", corev1.ConditionTrue), gatedPod("db-1", "db:1.0.0", corev1.ConditionFalse)).Build()
+	w := &workload{statefulSet: sts, inPlace: &inplace.Plan{Image: "db:1.1.0",
+		Actions: []inplace.Action{{Kind: inplace.Drain, Pod: "db-0"}, {Kind: inplace.Change, Pod: "db-1"}}}}
+	if err := moveInPlace(ctx, c, w, "db", clocktesting.NewFakePassiveClock(written)); err != nil {
+		t.Fatal(err)
+	}
+	var drained, changed corev1.Pod
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "db-0"}, &drained); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "db-1"}, &changed); err != nil {
+		t.Fatal(err)
+	}
+	if gate := health.Condition(&drained, v1alpha1.InPlaceReadinessGate); gate == nil || !gate.LastTransitionTime.Time.Equal(written) {
+		t.Errorf("db-0 drained: gate %+v, want its transition at %s, the write's time", gate, written)
+	}
+	if note := changed.Annotations[v1alpha1.InPlaceChangedAnnotation]; note != written.Format(time.RFC3339)+" db:1.1.0" {
+		t.Errorf("db-1 changed: annotation %q, want the write's time %s", note, written.Format(time.RFC3339))
 	}
 }
 

@@ -88,7 +88,7 @@ func (r *RollingUpgradeConfigReconciler) Reconcile(ctx context.Context, req ctrl
 	// decision just started or ended a check (the next look plans for the new step), or they
 	// were all let go above (the plan's own moves would only put some of them back again).
 	if w != nil && w.inPlace != nil && d.Outcome == rollout.OutcomeNone && !w.releaseGates {
-		if err := moveInPlace(ctx, r.Client, w, ruc.Spec.Container, in.Now); err != nil {
+		if err := moveInPlace(ctx, r.Client, w, ruc.Spec.Container, r.Clock); err != nil {
 			return ctrl.Result{}, err
 		}
 	}

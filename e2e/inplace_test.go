@@ -14,6 +14,7 @@ import (
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
@@ -160,7 +161,7 @@ func TestScenarioInPlaceUpgradeOfAStatefulSet(t *testing.T) {
 		c.Spec.TargetRef = v1alpha1.WorkloadReference{Kind: v1alpha1.KindStatefulSet, Name: "db"}
 		c.Spec.HealthTimeout = &metav1.Duration{Duration: 2 * time.Minute}
 		c.Spec.Strategy = &v1alpha1.UpgradeStrategy{Type: v1alpha1.StrategyInPlace, InPlace: &v1alpha1.InPlaceStrategy{
-			Partition: 2, MaxUnavailable: ptr.To[int32](1), DrainGracePeriod: &metav1.Duration{Duration: 2 * time.Second},
+			Partition: 2, MaxUnavailable: ptr.To(intstr.FromInt32(1)), DrainGracePeriod: &metav1.Duration{Duration: 2 * time.Second},
 			PodReadyTimeout: &metav1.Duration{Duration: 15 * time.Second}}}
 	}))
 	s.start()

@@ -170,7 +170,15 @@ func TestIntegrationInvalidSpecsAreRejected(t *testing.T) {
 		{"an in-place maxUnavailable of 0", func(u *unstructured.Unstructured) {
 			set(u, map[string]any{"kind": "StatefulSet", "name": "db"}, "spec", "targetRef")
 			set(u, map[string]any{"type": "InPlace", "inPlace": map[string]any{"maxUnavailable": int64(0)}}, "spec", "strategy")
-		}, "should be greater than or equal to 1"},
+		}, "maxUnavailable must be a number of at least 1 or a percentage such as 25%"},
+		{"an in-place maxUnavailable of 0%", func(u *unstructured.Unstructured) {
+			set(u, map[string]any{"kind": "StatefulSet", "name": "db"}, "spec", "targetRef")
+			set(u, map[string]any{"type": "InPlace", "inPlace": map[string]any{"maxUnavailable": "0%"}}, "spec", "strategy")
+		}, "maxUnavailable must be a number of at least 1 or a percentage such as 25%"},
+		{"an in-place maxUnavailable that is neither", func(u *unstructured.Unstructured) {
+			set(u, map[string]any{"kind": "StatefulSet", "name": "db"}, "spec", "targetRef")
+			set(u, map[string]any{"type": "InPlace", "inPlace": map[string]any{"maxUnavailable": "two"}}, "spec", "strategy")
+		}, "maxUnavailable must be a number of at least 1 or a percentage such as 25%"},
 		{"an in-place podReadyTimeout that is no duration", func(u *unstructured.Unstructured) {
 			set(u, map[string]any{"kind": "StatefulSet", "name": "db"}, "spec", "targetRef")
 			set(u, map[string]any{"type": "InPlace", "inPlace": map[string]any{"podReadyTimeout": "soon"}}, "spec", "strategy")
@@ -474,5 +482,18 @@ func TestIntegrationRolloutCalendars(t *testing.T) {
 	must(t, k8s.Create(context.Background(), ok))
 	if ok.GetNamespace() != "" {
 		t.Errorf("a calendar in namespace %q, want cluster-scoped", ok.GetNamespace())
+	}
+}
+
+// An in-place maxUnavailable is a number or a percentage of the replicas.
+func TestIntegrationInPlaceMaxUnavailableTakesPercentages(t *testing.T) {
+	ns := namespace(t)
+	for i, v := range []any{int64(2), "25%", "100%"} {
+		u := validConfig(ns, fmt.Sprintf("max-unavailable-%d", i))
+		must(t, unstructured.SetNestedMap(u.Object, map[string]any{"kind": "StatefulSet", "name": "db"}, "spec", "targetRef"))
+		must(t, unstructured.SetNestedField(u.Object, map[string]any{"type": "InPlace", "inPlace": map[string]any{"maxUnavailable": v}}, "spec", "strategy"))
+		if err := k8s.Create(context.Background(), u); err != nil {
+			t.Errorf("maxUnavailable %v: %v", v, err)
+		}
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/util/intstr"
 )
 
 // StrategyType says how a new image reaches a workload's pods.
@@ -49,12 +50,15 @@ type InPlaceStrategy struct {
 	// +optional
 	Partition int32 `json:"partition,omitempty"`
 
-	// MaxUnavailable is how many pods the upgrade takes out of service at once (draining,
-	// changing, or not yet ready on the new image). A pod that was not ready before its turn
-	// does not count. Default 1.
-	// +kubebuilder:validation:Minimum=1
+	// MaxUnavailable is how many of the StatefulSet's pods may be out of service at once, a
+	// number or a percentage of its replicas (rounded down, at least 1): every pod not Ready counts,
+	// whoever took it down (the upgrade's draining or changing pods, a crash loop, a pod below the
+	// partition), and no pod in service is drained while as many are out. A
+	// PodDisruptionBudget that selects the pods is honoured as well. Default 1.
+	// +kubebuilder:validation:XIntOrString
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 1 : self.matches('^[1-9][0-9]*%$')",message="maxUnavailable must be a number of at least 1 or a percentage such as 25%"
 	// +optional
-	MaxUnavailable *int32 `json:"maxUnavailable,omitempty"`
+	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
 
 	// DrainGracePeriod is how long a pod is out of its Service's endpoints before its image
 	// changes, for its connections to drain. Default 10s.
@@ -91,12 +95,17 @@ func (s *RollingUpgradeConfigSpec) InPlace() *InPlaceStrategy {
 	return s.Strategy.InPlace
 }
 
-// MaxUnavailableOrDefault is spec.strategy.inPlace.maxUnavailable, 1 when unset.
-func (s *InPlaceStrategy) MaxUnavailableOrDefault() int32 {
+// MaxUnavailableOf is spec.strategy.inPlace.maxUnavailable for a StatefulSet of replicas pods: a
+// percentage rounded down, at least 1; 1 when unset.
+func (s *InPlaceStrategy) MaxUnavailableOf(replicas int32) int32 {
 	if s.MaxUnavailable == nil {
 		return DefaultInPlaceMaxUnavailable
 	}
-	return *s.MaxUnavailable
+	n, err := intstr.GetScaledValueFromIntOrPercent(s.MaxUnavailable, int(replicas), false)
+	if err != nil { // admission refuses what does not parse
+		return DefaultInPlaceMaxUnavailable
+	}
+	return int32(max(n, 1)) //nolint:gosec // at most replicas, or what admission let in as an int32
 }
 
 // DrainGracePeriodOrDefault is spec.strategy.inPlace.drainGracePeriod, 10s when unset.

@@ -62,8 +62,11 @@ type Input struct {
 	// First and End bound the StatefulSet's ordinals: [First, End) (spec.ordinals.start and
 	// replicas). Pods below First+Partition are never moved.
 	First, End, Partition int32
-	// MaxUnavailable is how many pods the upgrade may have out of service at once.
+	// MaxUnavailable is how many of the StatefulSet's pods may be out of service at once, whoever
+	// took them out: the upgrade drains no pod in service while as many are.
 	MaxUnavailable int32
+	// Budgets are the PodDisruptionBudgets that select some of the pods.
+	Budgets []Budget
 	// Grace is how long a pod drains before its image changes; Timeout how long it then has to
 	// be ready.
 	Grace, Timeout time.Duration
@@ -76,9 +79,39 @@ type Input struct {
 	Now  time.Time
 }
 
+// Budget is what the plan needs of a PodDisruptionBudget: its status, and which of the pods it
+// selects.
+type Budget struct {
+	Name string
+	// DisruptionsAllowed, CurrentHealthy and ExpectedPods are the budget's status.
+	DisruptionsAllowed, CurrentHealthy, ExpectedPods int32
+	// Selects names the pods of the StatefulSet it selects.
+	Selects map[string]bool
+}
+
+// allows is how many more of the pods in service the budget lets leave now. Its status lags the
+// pods: a pod it counted healthy that is out of service now (drained a moment ago) is taken off
+// what it allows. Pods it selects outside the StatefulSet, unseen here, are taken as healthy.
+func (b Budget) allows(pods []Pod) int32 {
+	var selected, healthy int32
+	for i := range pods {
+		if b.Selects[pods[i].Name] {
+			selected++
+			if pods[i].InService {
+				healthy++
+			}
+		}
+	}
+	stale := b.CurrentHealthy - healthy - max(b.ExpectedPods-selected, 0)
+	return b.DisruptionsAllowed - max(stale, 0)
+}
+
 // Poll is how often the pods are looked at while one is on its way: nothing the manager watches
 // tells when a pod's container becomes ready behind a readiness gate that is False.
 const Poll = 2 * time.Second
+
+// BudgetPoll is how often the pods are looked at while a PodDisruptionBudget holds the next drain.
+const BudgetPoll = 10 * time.Second
 
 // HeldPoll is how often a pod held out of service, not ready, is looked at once the template
 // could have had the image for longer than a pod's readiness timeout.
@@ -140,8 +173,9 @@ type Plan struct {
 	Pods []Progress
 	// Next > 0: look again after this long, when a drain grace or a timeout ends.
 	Next time.Duration
-	// Unready: a pod rollgate changed to Image is not ready (its container crashed after it came
-	// through, say): past the health timeout, the version's own evidence against it.
+	// Unready: a pod rollgate changed to Image is not ready, though it came through this step (its
+	// container crashed later, say) or its change is older than its timeout: past the health
+	// timeout, the version's own evidence against it. A pod being changed now is not.
 	Unready bool
 }
 
@@ -184,8 +218,13 @@ func Make(in Input) Plan {
 		slices.Reverse(order)
 	}
 
-	var unavailable int32 // out of service: by the upgrade's doing, or on its way back
-	var waiting []int     // indexes into p.Pods of the pods still to move, in order
+	var unavailable int32              // out of service, whoever took them out, or on their way back
+	var waiting []int                  // indexes into p.Pods of the pods still to move, in order
+	for o := in.First; o < from; o++ { // the pods the upgrade never moves count too
+		if pod := byOrdinal[o]; pod == nil || pod.Deleting || !pod.InService {
+			unavailable++
+		}
+	}
 	var missing, ungated, failed []string
 	moving := map[string]bool{} // draining or changing: their gate stays as it is
 	for _, o := range order {
@@ -232,7 +271,9 @@ func Make(in Input) Plan {
 			moving[pod.Name] = changedHere && !pr.Upgraded
 			unavailable++
 			pr.State, pr.Since = StateChanging, pod.ChangedAt
-			p.Unready = p.Unready || changedTo
+			// Evidence against the version past the health timeout: a pod through this step, or
+			// changed longer ago than its own timeout, that is not ready; not the pod on its way now.
+			p.Unready = p.Unready || (changedTo && (pr.Upgraded || !in.Now.Before(pod.ChangedAt.Add(in.Timeout))))
 			if changedHere && !pr.Upgraded {
 				if left := pod.ChangedAt.Add(in.Timeout).Sub(in.Now); left > 0 {
 					p.Next = sooner(p.Next, Poll)
@@ -281,6 +322,9 @@ func Make(in Input) Plan {
 		default:
 			waiting = append(waiting, len(p.Pods))
 			pr.State = StateWaiting
+			if !pod.InService { // down already (a crash loop, say): it counts, and leaves at no cost
+				unavailable++
+			}
 		}
 		p.Pods = append(p.Pods, pr)
 	}
@@ -313,21 +357,53 @@ func Make(in Input) Plan {
 		return p
 	}
 	p.Actions = append(undrain, p.Actions...)
-	// Within the budget, the next pods in order leave their Service.
-	for _, i := range waiting {
-		if !in.Move || unavailable >= max(in.MaxUnavailable, 1) {
-			break
-		}
-		unavailable++
-		p.Actions = append(p.Actions, Action{Drain, p.Pods[i].Name})
-		p.Pods[i].State, p.Pods[i].Since = StateDraining, in.Now
-		p.Next = sooner(p.Next, in.Grace)
-	}
+	held := p.drain(in, waiting, unavailable)
 	if len(p.Actions) > 0 {
 		p.Next = sooner(p.Next, time.Second) // what the writes start, no watched object may tell
 	}
-	p.Verdict = verdict(in, p.Pods, missing, from)
+	p.Verdict = verdict(in, p.Pods, missing, from, held)
 	return p
+}
+
+// drain takes the next pods in order out of their Service (waiting indexes p.Pods), while fewer
+// than maxUnavailable pods are out of service and every budget that selects the pod allows it. A
+// pod out of service already leaves at no cost. It says what holds the next pod, if a budget does.
+func (p *Plan) drain(in Input, waiting []int, unavailable int32) string {
+	if !in.Move {
+		return ""
+	}
+	byName := map[string]*Pod{}
+	for i := range in.Pods {
+		byName[in.Pods[i].Name] = &in.Pods[i]
+	}
+	allowed := make([]int32, len(in.Budgets))
+	for b := range in.Budgets {
+		allowed[b] = in.Budgets[b].allows(in.Pods)
+	}
+	for _, i := range waiting {
+		name := p.Pods[i].Name
+		if byName[name].InService {
+			if unavailable >= max(in.MaxUnavailable, 1) {
+				return ""
+			}
+			for b, budget := range in.Budgets {
+				if budget.Selects[name] && allowed[b] <= 0 {
+					p.Next = sooner(p.Next, BudgetPoll) // its status changes with pods no watch here sees
+					return fmt.Sprintf("PodDisruptionBudget %s allows no disruption: %s waits", budget.Name, name)
+				}
+			}
+			for b, budget := range in.Budgets {
+				if budget.Selects[name] {
+					allowed[b]--
+				}
+			}
+			unavailable++
+		}
+		p.Actions = append(p.Actions, Action{Drain, name})
+		p.Pods[i].State, p.Pods[i].Since = StateDraining, in.Now
+		p.Next = sooner(p.Next, in.Grace)
+	}
+	return ""
 }
 
 // runs: the pod's container runs image (its spec's): its status says so, or, since a runtime may
@@ -339,7 +415,7 @@ func runs(pod *Pod, img string) bool {
 
 // verdict sums the upgrade up: healthy once every pod it moves runs the image, ready and in
 // service.
-func verdict(in Input, pods []Progress, missing []string, from int32) health.Verdict {
+func verdict(in Input, pods []Progress, missing []string, from int32, held string) health.Verdict {
 	var done int
 	var notes []string
 	for _, pr := range pods {
@@ -359,6 +435,9 @@ func verdict(in Input, pods []Progress, missing []string, from int32) health.Ver
 	}
 	if !in.Move {
 		notes = append(notes, "no pod moves until the StatefulSet's template has the image")
+	}
+	if held != "" {
+		notes = append(notes, held)
 	}
 	if len(notes) > 0 {
 		counts += ": " + strings.Join(notes, ", ")

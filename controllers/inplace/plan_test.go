@@ -143,15 +143,84 @@ func TestMaxUnavailableCountsWhatTheUpgradeDid(t *testing.T) {
 		t.Errorf("maxUnavailable 2: %q, want db-4 and db-3 drained", actions(p))
 	}
 	broken := five(oldImage)
-	broken[4].Ready, broken[2].Ready = false, false
+	broken[4].Ready, broken[4].InService, broken[2].Ready, broken[2].InService = false, false, false, false
 	if p := Make(input(broken...)); actions(p) != "Drain db-4" {
-		t.Errorf("db-4 and db-2 not ready before the upgrade: %q, want db-4 drained in its turn", actions(p))
+		t.Errorf("db-4 and db-2 not ready before the upgrade: %q, want db-4 (out of service already) drained in its turn, and no other", actions(p))
 	}
 	// A pod the StatefulSet recreated on the image, not yet ready, counts: nothing more leaves.
 	recreated := five(oldImage)
 	recreated[4] = pod(4, newImage, func(p *Pod) { p.Ready, p.Running, p.Gate = false, "", nil })
 	if p := Make(input(recreated...)); actions(p) != "Undrain db-4" || states(p) != "db-4=Changing db-3=Waiting db-2=Waiting" {
 		t.Errorf("db-4 recreated on the image, starting: actions %q, states %q; want it put in service and nothing else moved", actions(p), states(p))
+	}
+}
+
+// Every pod out of service counts against maxUnavailable, whoever took it down: one below the
+// partition, or one crash-looping on the old image. With three pods and one down, none more leaves.
+// A pod that is out of service already leaves its Service at no cost.
+func TestMaxUnavailableCountsEveryPodOutOfService(t *testing.T) {
+	three := func(mods ...func([]Pod)) Input {
+		pods := []Pod{pod(0, oldImage), pod(1, oldImage), pod(2, oldImage)}
+		for _, m := range mods {
+			m(pods)
+		}
+		in := input(pods...)
+		in.End, in.Partition = 3, 0
+		return in
+	}
+	down := func(o int) func([]Pod) { return func(p []Pod) { p[o].Ready, p[o].InService = false, false } }
+	for _, tc := range []struct {
+		name, actions string
+		in            Input
+	}{
+		{"all in service: db-2 leaves", "Drain db-2", three()},
+		{"db-0 down: none leaves", "", three(down(0))},
+		{"db-1 down: none leaves", "", three(down(1))},
+		{"db-2, next in turn, down: it is drained (nothing more goes out), no other", "Drain db-2", three(down(2))},
+		{"db-0 below the partition down: none leaves", "", func() Input { in := three(down(0)); in.Partition = 1; return in }()},
+		{"db-0 below the partition missing: none leaves", "", func() Input { in := three(); in.Pods = in.Pods[1:]; return in }()},
+	} {
+		if p := Make(tc.in); actions(p) != tc.actions {
+			t.Errorf("%s: actions %q, want %q", tc.name, actions(p), tc.actions)
+		}
+	}
+}
+
+// A PodDisruptionBudget that selects the pods holds every drain of a pod in service while it
+// allows no disruption, and allows no more drains at once than it allows disruptions. Its status
+// lags the pods: what it counted healthy and is not in service now is taken off what it allows.
+func TestADisruptionBudgetHoldsTheDrains(t *testing.T) {
+	all := map[string]bool{"db-0": true, "db-1": true, "db-2": true, "db-3": true, "db-4": true}
+	budget := func(allowed, healthy, expected int32) Budget {
+		return Budget{Name: "db", DisruptionsAllowed: allowed, CurrentHealthy: healthy, ExpectedPods: expected, Selects: all}
+	}
+	in := input(five(oldImage)...)
+	in.MaxUnavailable = 3
+	for _, tc := range []struct {
+		name    string
+		pods    []Pod
+		budget  Budget
+		actions string
+		message string
+	}{
+		{"none allowed: no drain, and the message says why", five(oldImage), budget(0, 5, 5), "", "PodDisruptionBudget db allows no disruption"},
+		{"one allowed: one drain", five(oldImage), budget(1, 5, 5), "Drain db-4", ""},
+		{"three allowed: three drains", five(oldImage), budget(3, 5, 5), "Drain db-4, Drain db-3, Drain db-2", ""},
+		{"the budget has yet to see db-4 drained: it allows one less", append(five(oldImage)[:4], pod(4, oldImage, drained(now.Add(-time.Second)))), budget(1, 5, 5), "", "allows no disruption"},
+		{"a pod the budget selects outside the StatefulSet is not taken for stale", five(oldImage), budget(1, 6, 7), "Drain db-4", ""},
+		{"a pod down already is drained whatever the budget", append(five(oldImage)[:4], pod(4, oldImage, func(p *Pod) { p.Ready, p.InService = false, false })), budget(0, 4, 5), "Drain db-4", ""},
+	} {
+		in := in
+		in.Pods, in.Budgets = tc.pods, []Budget{tc.budget}
+		p := Make(in)
+		if actions(p) != tc.actions || !strings.Contains(p.Verdict.Message, tc.message) {
+			t.Errorf("%s: actions %q, verdict %q; want %q and a message saying %q", tc.name, actions(p), p.Verdict.Message, tc.actions, tc.message)
+		}
+	}
+	// A budget that selects none of the pods holds nothing.
+	in.Budgets = []Budget{{Name: "other", Selects: map[string]bool{}}}
+	if p := Make(in); actions(p) != "Drain db-4, Drain db-3, Drain db-2" {
+		t.Errorf("a budget of other pods: actions %q", actions(p))
 	}
 }
 
@@ -322,6 +391,29 @@ func TestUnreadyChangedPodsAndImagesByID(t *testing.T) {
 	}
 	if p := Make(input(byID...)); p.Verdict.State != health.Healthy {
 		t.Errorf("pods created on the image, reported by ID: %+v", p.Verdict)
+	}
+}
+
+// Past the health timeout a slow upgrade of many pods goes on: the pod being changed right now,
+// well inside its own readiness timeout, is no evidence against the version. Only a pod through
+// this step that is not ready again, or a change older than its own timeout, is.
+func TestAPodOnItsWayIsNoEvidence(t *testing.T) {
+	pods := five(oldImage)
+	pods[4] = pod(4, newImage, func(p *Pod) { p.ChangedAt, p.ChangedTo = now.Add(-20*time.Minute), newImage })
+	pods[3] = pod(3, oldImage, drained(now.Add(-40*time.Second)), changed(newImage, now.Add(-30*time.Second)))
+	in := input(pods...)
+	in.Done = map[string]bool{"db-4": true}
+	if p := Make(in); p.Unready || p.Verdict.State != health.Progressing {
+		t.Errorf("db-3 changed 30s ago, its timeout 2m: unready %v, verdict %+v; want no evidence", p.Unready, p.Verdict)
+	}
+	// A change of an earlier step, older than its timeout, that is not ready is evidence.
+	pods[3] = pod(3, newImage, func(p *Pod) {
+		p.ChangedAt, p.ChangedTo, p.Ready, p.InService = now.Add(-3*time.Minute), newImage, false, false
+	})
+	in = input(pods...)
+	in.Since, in.Done = now.Add(-time.Minute), map[string]bool{"db-4": true}
+	if p := Make(in); !p.Unready {
+		t.Errorf("db-3 changed 3m ago in an earlier step, not ready: unready %v; want evidence", p.Unready)
 	}
 }
 
