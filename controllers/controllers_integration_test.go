@@ -77,7 +77,8 @@ func TestMain(m *testing.M) {
 			local, err = registry.ParseAllowList([]string{"127.0.0.1"})
 		}
 		if err == nil {
-			err = Setup(ctx, mgr, Config{Controllers: AllControllers, Clock: clock.RealClock{}, Tags: registry.Remote{Transport: local.Transport()}, CacheTrim: trim})
+			err = Setup(ctx, mgr, Config{Controllers: AllControllers, Clock: clock.RealClock{}, Tags: registry.Remote{Transport: local.Transport()}, CacheTrim: trim,
+				Calendars: true})
 		}
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "manager:", err)
@@ -435,5 +436,34 @@ func must(t *testing.T, err error) {
 	t.Helper()
 	if err != nil {
 		t.Fatal(err)
+	}
+}
+
+// A calendar closed when created says so in status.open, false and present: `kubectl wait
+// --for=jsonpath='{.status.open}'=false` returns, and the OPEN column is not empty.
+func TestIntegrationACalendarClosedAtCreationSaysSo(t *testing.T) {
+	ctx := context.Background()
+	now := time.Now()
+	cal := &v1alpha1.RolloutCalendar{ObjectMeta: metav1.ObjectMeta{Name: "closed-" + rand.String(6)}, Spec: v1alpha1.RolloutCalendarSpec{
+		Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"calendar": "none-of-the-tests"}}, // freezes no other test's config
+		Windows: []v1alpha1.CalendarWindow{{Name: "freeze", Type: v1alpha1.WindowDeny,
+			Start: &metav1.Time{Time: now.Add(-time.Hour)}, End: &metav1.Time{Time: now.Add(24 * time.Hour)}}}}}
+	must(t, k8s.Create(ctx, cal))
+	t.Cleanup(func() { _ = k8s.Delete(ctx, cal) })
+	var status map[string]any
+	err := wait.PollUntilContextTimeout(ctx, 100*time.Millisecond, 30*time.Second, true, func(ctx context.Context) (bool, error) {
+		u := &unstructured.Unstructured{}
+		u.SetGroupVersionKind(v1alpha1.GroupVersion.WithKind("RolloutCalendar"))
+		if err := k8s.Get(ctx, client.ObjectKeyFromObject(cal), u); err != nil {
+			return false, err
+		}
+		status, _, _ = unstructured.NestedMap(u.Object, "status")
+		return status["window"] != nil, nil
+	})
+	if err != nil {
+		t.Fatalf("no status written: %v", err)
+	}
+	if open, ok := status["open"]; !ok || open != false {
+		t.Errorf("status %v: open is %v (present %v), want false", status, open, ok)
 	}
 }

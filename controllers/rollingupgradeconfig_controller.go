@@ -50,7 +50,13 @@ func (r *RollingUpgradeConfigReconciler) Reconcile(ctx context.Context, req ctrl
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	if ruc.DeletionTimestamp != nil {
-		return r.finalize(ctx, &ruc)
+		res, err := r.finalize(ctx, &ruc)
+		if apierrors.IsConflict(err) {
+			// The workload, a pod or the config changed since it was read (the renderer or the
+			// workload's controller wrote it): an ordinary race, finished by a look on fresh copies.
+			return ctrl.Result{RequeueAfter: time.Second}, nil
+		}
+		return res, err
 	}
 	in, w, err := r.gather(ctx, &ruc)
 	if err != nil {
@@ -76,6 +82,9 @@ func (r *RollingUpgradeConfigReconciler) Reconcile(ctx context.Context, req ctrl
 		}
 		return ctrl.Result{}, err
 	}
+	// The decision is written: its metrics are recorded now, whatever fails after (a verdict is
+	// recorded once, and a reconcile retried is another decision).
+	configMetrics.record(&ruc, d, in.Now, append(r.podUpgrades(ctx, &ruc, w, d), d.PodUpgrades...))
 	if released != nil {
 		return ctrl.Result{}, released
 	}
@@ -97,7 +106,6 @@ func (r *RollingUpgradeConfigReconciler) Reconcile(ctx context.Context, req ctrl
 			return ctrl.Result{}, err
 		}
 	}
-	configMetrics.record(&ruc, d, in.Now, append(r.podUpgrades(ctx, &ruc, w, d), d.PodUpgrades...))
 	return ctrl.Result{RequeueAfter: d.RequeueAfter}, nil
 }
 

@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -100,6 +101,43 @@ func TestConflictRequeuesAndLosesNothing(t *testing.T) {
 	}
 }
 
+// A conflict while a deleted config lets go of its workload (the renderer or the workload's
+// controller wrote it meanwhile) is no error to log: the config is looked at again shortly, quietly,
+// and the retry finishes the deletion.
+func TestAConflictWhileDeletingIsRetriedQuietly(t *testing.T) {
+	objs := testObjects()
+	ruc := objs[2].(*v1alpha1.RollingUpgradeConfig)
+	ruc.Finalizers, ruc.DeletionTimestamp = []string{v1alpha1.Finalizer}, &metav1.Time{Time: time.Date(2026, 12, 1, 2, 59, 0, 0, time.UTC)}
+	objs[0].SetAnnotations(map[string]string{v1alpha1.LastImageAnnotation: "ghcr.io/acme/web:1.0.0"})
+	conflicts := 1
+	c := fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(objs...).
+		WithStatusSubresource(&v1alpha1.RollingUpgradeConfig{}).
+		WithIndex(&v1alpha1.RollingUpgradeConfig{}, indexTarget, configIndexes[indexTarget]).
+		WithInterceptorFuncs(interceptor.Funcs{Patch: func(ctx context.Context, cl client.WithWatch, obj client.Object, patch client.Patch, opts ...client.PatchOption) error {
+			if _, ok := obj.(*appsv1.Deployment); ok && conflicts > 0 {
+				conflicts--
+				return apierrors.NewConflict(schema.GroupResource{Group: "apps", Resource: "deployments"}, obj.GetName(), errors.New("the object has been modified"))
+			}
+			return cl.Patch(ctx, obj, patch, opts...)
+		}}).Build()
+	r := &RollingUpgradeConfigReconciler{Client: c, APIReader: c, Recorder: events.NewFakeRecorder(10),
+		Clock: clocktesting.NewFakePassiveClock(time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC))}
+	req := ctrl.Request{NamespacedName: client.ObjectKey{Namespace: "shop", Name: "web"}}
+	if res, err := r.Reconcile(context.Background(), req); err != nil || res.RequeueAfter <= 0 {
+		t.Fatalf("the workload's release conflicting: result %+v, err %v; want a quiet look again", res, err)
+	}
+	if _, err := r.Reconcile(context.Background(), req); err != nil {
+		t.Fatal(err)
+	}
+	var d appsv1.Deployment
+	if err := c.Get(context.Background(), client.ObjectKey{Namespace: "shop", Name: "web"}, &d); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Get(context.Background(), req.NamespacedName, &v1alpha1.RollingUpgradeConfig{}); !apierrors.IsNotFound(err) || len(d.Annotations) != 0 {
+		t.Errorf("after the retry: config %v, workload annotations %v; want it gone and the workload released", err, d.Annotations)
+	}
+}
+
 func TestParseVersionList(t *testing.T) {
 	cases := []struct {
 		value   string
@@ -138,11 +176,21 @@ func TestRolloutMetricsThroughReconcile(t *testing.T) {
 	for _, o := range objs {
 		o.SetNamespace(ns)
 	}
-	c := fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(objs...).
-		WithStatusSubresource(&v1alpha1.RollingUpgradeConfig{}, &appsv1.Deployment{}).
-		WithIndex(&v1alpha1.RollingUpgradeConfig{}, indexTarget, configIndexes[indexTarget]).Build()
+	// A calendar of other configs records a slot of this one (its release fails below).
+	cal := &v1alpha1.RolloutCalendar{ObjectMeta: metav1.ObjectMeta{Name: "waves"},
+		Spec:   v1alpha1.RolloutCalendarSpec{Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"team": "other"}}},
+		Status: v1alpha1.RolloutCalendarStatus{Rollouts: []v1alpha1.CalendarRollout{{Namespace: ns, Name: "web", Version: "1.1.0"}}}}
+	c := fake.NewClientBuilder().WithScheme(newScheme(t)).WithObjects(append(objs, cal)...).
+		WithStatusSubresource(&v1alpha1.RollingUpgradeConfig{}, &appsv1.Deployment{}, &v1alpha1.RolloutCalendar{}).
+		WithIndex(&v1alpha1.RollingUpgradeConfig{}, indexTarget, configIndexes[indexTarget]).
+		WithInterceptorFuncs(interceptor.Funcs{SubResourceUpdate: func(ctx context.Context, cl client.Client, sub string, obj client.Object, opts ...client.SubResourceUpdateOption) error {
+			if _, ok := obj.(*v1alpha1.RolloutCalendar); ok {
+				return errors.New("the API server is unavailable")
+			}
+			return cl.SubResource(sub).Update(ctx, obj, opts...)
+		}}).Build()
 	clock := clocktesting.NewFakePassiveClock(time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC))
-	r := &RollingUpgradeConfigReconciler{Client: c, APIReader: c, Recorder: events.NewFakeRecorder(100), Clock: clock}
+	r := &RollingUpgradeConfigReconciler{Client: c, APIReader: c, Recorder: events.NewFakeRecorder(100), Clock: clock, Calendars: true}
 	req := ctrl.Request{NamespacedName: client.ObjectKey{Namespace: ns, Name: "web"}}
 	ctx := context.Background()
 	reconcile := func() {
@@ -187,7 +235,11 @@ func TestRolloutMetricsThroughReconcile(t *testing.T) {
 	}
 	renderAndBecomeHealthy("ghcr.io/acme/web:1.1.0", 4*time.Second)
 	clock.SetTime(clock.Now().Add(20 * time.Second))
-	reconcile() // 1.1.0 is healthy
+	// 1.1.0 is healthy; its calendar slot cannot be released (the reconcile fails, to be
+	// retried), and the verdict's metrics are recorded all the same.
+	if _, err := r.Reconcile(ctx, req); err == nil || !strings.Contains(err.Error(), "unavailable") {
+		t.Fatalf("the slot's release failing: %v", err)
+	}
 	series := seriesIn(t, configMetrics, ns)
 	if h := series["pod_upgrade_duration_seconds{web}"].GetHistogram(); h.GetSampleCount() != 2 || h.GetSampleSum() != 8 {
 		t.Errorf("pod upgrade durations: %d observations summing to %vs, want 2 pods of 4s", h.GetSampleCount(), h.GetSampleSum())

@@ -2,9 +2,11 @@ package controllers
 
 import (
 	"context"
+	"encoding/json"
 	"time"
 
 	"k8s.io/apimachinery/pkg/api/equality"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/utils/clock"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
@@ -37,14 +39,39 @@ func (r *RolloutCalendarReconciler) Reconcile(ctx context.Context, req ctrl.Requ
 	if equality.Semantic.DeepEqual(st, cal.Status) {
 		return ctrl.Result{RequeueAfter: after}, nil
 	}
-	before := cal.DeepCopy()
-	cal.Status = st
-	// A merge patch of the fields that changed: the slots, which configs write meanwhile, are not
-	// among them.
-	if err := r.Client.Status().Patch(ctx, &cal, client.MergeFrom(before), client.FieldOwner(v1alpha1.FieldManager)); err != nil {
+	patch, err := statusPatch(&cal, st)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	if err := r.Client.Status().Patch(ctx, &cal, patch, client.FieldOwner(v1alpha1.FieldManager)); err != nil {
 		return ctrl.Result{}, client.IgnoreNotFound(err)
 	}
 	return ctrl.Result{RequeueAfter: after}, nil
+}
+
+// statusPatch is a merge patch of the fields of the calendar's status that st changes: the slots,
+// which configs write meanwhile, are not among them. status.open is always in it: a merge patch
+// made from the cached object leaves out a false that the object reads as false already, though
+// the stored status may lack the field (a calendar closed when created).
+func statusPatch(cal *v1alpha1.RolloutCalendar, st v1alpha1.RolloutCalendarStatus) (client.Patch, error) {
+	before := cal.DeepCopy()
+	cal.Status = st
+	data, err := client.MergeFrom(before).Data(cal)
+	if err != nil {
+		return nil, err
+	}
+	var patch map[string]map[string]any
+	if err := json.Unmarshal(data, &patch); err != nil {
+		return nil, err
+	}
+	if patch["status"] == nil {
+		patch["status"] = map[string]any{}
+	}
+	patch["status"]["open"] = st.Open
+	if data, err = json.Marshal(patch); err != nil {
+		return nil, err
+	}
+	return client.RawPatch(types.MergePatchType, data), nil
 }
 
 // SetupWithManager reconciles on spec changes; the requeues follow the calendar's times.
