@@ -41,8 +41,9 @@ type RolloutCalendarSpec struct {
 	// one of the calendar's slots (status.rollouts) and, while all are taken, waits Pending with
 	// reason AwaitingRolloutSlot; the slot is given back with the verdict (Completed or rolled
 	// back). A rollback never waits for a slot; a target-image set by hand takes none, nor does a
-	// rollout in flight when the cap is set. A rollout stuck past twice its health timeout and
-	// soak gives its slot up. Absent: no cap.
+	// rollout in flight when the cap is set. A rollout still in flight its health timeout and soak
+	// past its check's own deadline (the analysis's last measurement, a GitFirst apply timeout,
+	// each pod's drain grace and readiness timeout in place) gives its slot up. Absent: no cap.
 	// +kubebuilder:validation:Minimum=1
 	// +kubebuilder:validation:Maximum=1000
 	// +optional

@@ -37,10 +37,11 @@ type SlotAnswer struct {
 // Holder is what the cache says of the config behind a slot.
 type Holder struct {
 	State HolderState
-	// Stuck is, for a config in flight, when its rollout is stuck by any measure: twice its health
-	// timeout and soak after the slot was taken. Past it the slot no longer counts, so a check that
-	// waits for ever (paused, or an analysis that cannot measure) does not hold the line for ever.
-	// Zero: never.
+	// Stuck is, for a config in flight, when its rollout is stuck by any measure: its health
+	// timeout and soak past its check's own deadline (Deadline: the analysis's last measurement, a
+	// GitFirst apply timeout), and past each pod's drain grace and readiness timeout for an
+	// in-place upgrade. Past it the slot no longer counts, so a check that waits for ever (paused,
+	// or an analysis that cannot measure) does not hold the line for ever. Zero: never.
 	Stuck time.Time
 }
 
@@ -55,9 +56,17 @@ const (
 
 // HolderOf is what a config says of the slot s it holds.
 func HolderOf(cfg *v1alpha1.RollingUpgradeConfig, s v1alpha1.CalendarRollout) Holder {
-	switch AnnotationsOf(cfg).Step {
+	a := AnnotationsOf(cfg)
+	switch a.Step {
 	case StepHealthCheck, StepRollingBack:
-		return Holder{State: HolderInFlight, Stuck: s.Since.Add(2 * checkTime(&cfg.Spec))}
+		end := s.Since.Add(checkTime(&cfg.Spec))
+		if deadline, ok := Deadline(cfg.Spec, a, cfg.Status.HealthCheck); ok {
+			end = later(end, deadline)
+		}
+		if ip := cfg.Spec.InPlace(); ip != nil && cfg.Status.InPlace != nil {
+			end = end.Add(time.Duration(len(cfg.Status.InPlace.Pods)) * (ip.DrainGracePeriodOrDefault() + ip.PodReadyTimeoutOrDefault()))
+		}
+		return Holder{State: HolderInFlight, Stuck: end.Add(checkTime(&cfg.Spec))}
 	}
 	return Holder{State: HolderIdle}
 }

@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -71,7 +72,8 @@ func TestClaimTakesAFreeSlotOnly(t *testing.T) {
 	}
 }
 
-// A config in flight holds its slot until twice its health timeout and soak after it took it.
+// A config in flight holds its slot until its check's own deadline, and its health timeout and soak
+// after that: twice its health timeout and soak after the start for a plain check.
 func TestHolderOf(t *testing.T) {
 	taken := slot("web", "1.1.0", now)
 	if h := HolderOf(config(soak(5*time.Minute), inFlight(StepHealthCheck, repo+":1.1.0", now)), taken); h.State != HolderInFlight || !h.Stuck.Equal(now.Add(30*time.Minute)) {
@@ -79,6 +81,31 @@ func TestHolderOf(t *testing.T) {
 	}
 	if h := HolderOf(config(inFlight(StepRollingBack, repo+":1.1.0", now)), taken); h.State != HolderInFlight {
 		t.Errorf("rolling back: %+v, want in flight", h)
+	}
+	// A check whose own deadline is further off holds its slot past that deadline, by its health
+	// timeout and soak: an analysis of 120 measurements 30s apart (an hour), a GitFirst version
+	// waiting for its commit to be applied, an in-place upgrade of twelve pods.
+	analysis := config(errorRateCheck(120), inFlight(StepHealthCheck, repo+":1.1.0", now))
+	if h := HolderOf(analysis, taken); !h.Stuck.Equal(now.Add(time.Duration(119)*30*time.Second + 10*time.Minute)) {
+		t.Errorf("an analysis of an hour: stuck at %s, want 10m past its last measurement", h.Stuck)
+	}
+	applying := config(gitFirstConfig, inFlight(StepHealthCheck, repo+":1.1.0", now), func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Spec.GitWriteBack.ApplyTimeout = &metav1.Duration{Duration: time.Hour}
+		c.Annotations[v1alpha1.CheckPausedAnnotation] = c.Annotations[v1alpha1.UpdateStartedAnnotation]
+	})
+	if h := HolderOf(applying, taken); !h.Stuck.Equal(now.Add(70 * time.Minute)) {
+		t.Errorf("a GitFirst version waiting for its apply: stuck at %s, want 10m past its apply timeout of 1h", h.Stuck)
+	}
+	inPlace := config(inFlight(StepHealthCheck, repo+":1.1.0", now), func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Spec.Strategy = &v1alpha1.UpgradeStrategy{Type: v1alpha1.StrategyInPlace}
+		c.Status.InPlace = &v1alpha1.InPlaceStatus{Image: repo + ":1.1.0"}
+		for i := range 12 {
+			c.Status.InPlace.Pods = append(c.Status.InPlace.Pods, v1alpha1.InPlacePod{Name: fmt.Sprintf("db-%d", i), State: "Waiting"})
+		}
+	})
+	perPod := v1alpha1.DefaultDrainGracePeriod + v1alpha1.DefaultPodReadyTimeout
+	if h := HolderOf(inPlace, taken); !h.Stuck.Equal(now.Add(20*time.Minute + 12*perPod)) {
+		t.Errorf("an in-place upgrade of 12 pods: stuck at %s, want twice its health timeout past each pod's grace and readiness timeout", h.Stuck)
 	}
 	idle := config()
 	idle.Annotations[v1alpha1.UpdatePhaseAnnotation] = "Sideways"
