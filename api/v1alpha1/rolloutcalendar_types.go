@@ -14,13 +14,16 @@ type RolloutCalendarSpec struct {
 	NamespaceSelector *metav1.LabelSelector `json:"namespaceSelector,omitempty"`
 
 	// Selector picks the configs it applies to, by their labels. Absent: every config (of the
-	// namespaces picked).
+	// namespaces picked). A config's labels are its owner's to change: bind tenants by
+	// namespaceSelector; a config-label selector is advisory.
 	// +optional
 	Selector *metav1.LabelSelector `json:"selector,omitempty"`
 
-	// Windows are added to the calendar of each config picked, as if in its spec.windows: a deny
-	// window freezes them all (a deny wins over every allow), an allow window restricts them all
-	// to its times. Only starts are gated; a rollback is never held.
+	// Windows bind each config picked, whatever its own windows say: a deny window freezes them
+	// all (a deny wins over every allow), and the allow windows restrict them all to their times,
+	// also a config with allow windows of its own (a version starts while the config's own
+	// calendar and each RolloutCalendar's are open). Only starts are gated; a rollback is never
+	// held.
 	// +kubebuilder:validation:MaxItems=32
 	// +listType=map
 	// +listMapKey=name

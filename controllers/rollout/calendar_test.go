@@ -119,6 +119,17 @@ func TestARolloutCalendarJoinsTheConfigsWindows(t *testing.T) {
 		!strings.Contains(r.Message, "(window xmas of RolloutCalendar holidays, which denies") {
 		t.Errorf("outcome %q, Ready %+v; want held by the calendar's freeze", d.Outcome, r)
 	}
+	// An admin's allow window binds a config that has one of its own: outside the admin's hours,
+	// the config's own window being open does not start the version.
+	office := &v1alpha1.RolloutCalendar{ObjectMeta: metav1.ObjectMeta{Name: "office-hours"},
+		Spec: v1alpha1.RolloutCalendarSpec{Windows: []v1alpha1.CalendarWindow{{Name: "office", Schedule: "0 9 * * *",
+			Duration: &metav1.Duration{Duration: 8 * time.Hour}, TimeZone: "UTC"}}}}
+	always := windows(v1alpha1.CalendarWindow{Name: "any-time", Schedule: "0 0 * * *", Duration: &metav1.Duration{Duration: 24 * time.Hour}, TimeZone: "UTC"})
+	d = Decide(Input{Now: now, Config: config(current("1.0.0"), always), Workload: deploymentAt("1.0.0", healthy), Candidates: av("1.1.0"),
+		Calendars: []*v1alpha1.RolloutCalendar{office}})
+	if r := condition(d, meta.ReadyCondition); d.Outcome != OutcomeNone || !strings.Contains(r.Message, "1.1.0 held until 2026-12-01T09:00:00Z (window office of RolloutCalendar office-hours") {
+		t.Errorf("the config's own window open, the admin's closed: outcome %q, Ready %+v; want held until the admin's opens", d.Outcome, r)
+	}
 	bad := holidays.DeepCopy()
 	bad.Spec.Windows = []v1alpha1.CalendarWindow{{Name: "feb30", Schedule: "0 3 30 2 *", Duration: &metav1.Duration{Duration: time.Hour}}}
 	d = Decide(Input{Now: now, Config: config(current("1.0.0")), Workload: deploymentAt("1.0.0", healthy), Candidates: av("1.1.0"),

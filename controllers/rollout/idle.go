@@ -79,6 +79,7 @@ func parseSpec(d *Decision, in Input) (*version.Policy, *window.Calendar, bool) 
 	for _, cal := range in.Calendars {
 		for _, cw := range cal.Spec.Windows {
 			r, err := calendarRule(cw, cw.Name+" of RolloutCalendar "+cal.Name, now)
+			r.Group = "RolloutCalendar " + cal.Name // its allow windows bind the config, whatever its own say
 			if err != nil {
 				d.stalled(v1alpha1.EventInvalidSpec, "RolloutCalendar %s, window %s: %v (the cluster admin's: until it is fixed, no version starts)", cal.Name, cw.Name, err)
 				return nil, nil, false

@@ -2,6 +2,7 @@ package window
 
 import (
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -10,6 +11,10 @@ import (
 type Rule struct {
 	Name string // for messages, e.g. "spec.windows[freeze]"
 	Deny bool
+	// Group names the calendar the rule belongs to ("" for the config's own windows, else a
+	// RolloutCalendar): each group's allow rules restrict the others', so one calendar's allow
+	// window cannot open another that is closed.
+	Group string
 	// Exactly one of Every and the range is set.
 	Every    *Window
 	From, To time.Time
@@ -59,19 +64,22 @@ func (r Rule) In(t time.Time) time.Time {
 	return t.UTC()
 }
 
-// Calendar says when a rollout may start: while at least one Allow rule is open (or always, when
-// it has none) and no Deny rule is; a deny wins over any allow. The nil or empty Calendar is
+// Calendar says when a rollout may start: while, in each group that has Allow rules, at least one
+// of them is open, and no Deny rule is; a deny wins over any allow. The nil or empty Calendar is
 // always open.
 type Calendar struct {
-	rules  []Rule
-	allows bool
+	rules []Rule
+	// groups are the groups that have allow rules, in the order they first appear.
+	groups []string
 }
 
 // NewCalendar is the calendar of the rules.
 func NewCalendar(rules ...Rule) *Calendar {
 	c := &Calendar{rules: rules}
 	for _, r := range rules {
-		c.allows = c.allows || !r.Deny
+		if !r.Deny && !slices.Contains(c.groups, r.Group) {
+			c.groups = append(c.groups, r.Group)
+		}
 	}
 	return c
 }
@@ -99,7 +107,8 @@ func (c *Calendar) Open(now time.Time) bool {
 	if deny, _ := c.denying(now); deny != nil {
 		return false
 	}
-	return !c.allows || c.allowing(now) != nil
+	_, closed := c.allowing(now)
+	return closed < 0
 }
 
 // At says whether the calendar is open at now, which rule decides, and, when closed, when it opens.
@@ -111,8 +120,8 @@ func (c *Calendar) At(now time.Time) Decision {
 		next, _ := c.nextOpen(now)
 		return Decision{By: deny, Next: next}
 	}
-	allow := c.allowing(now)
-	if c.allows && allow == nil {
+	allow, closed := c.allowing(now)
+	if closed >= 0 {
 		next, by := c.nextOpen(now)
 		return Decision{By: by, Next: next}
 	}
@@ -133,10 +142,27 @@ func (c *Calendar) denying(t time.Time) (*Rule, time.Time) {
 	return by, end
 }
 
-// allowing is an allow rule open at t, or nil.
-func (c *Calendar) allowing(t time.Time) *Rule {
+// allowing is the allow rule open at t of the first group (nil when there are none), and the
+// index in c.groups of the first group none of whose allow rules is open at t (-1 when every
+// group has one open).
+func (c *Calendar) allowing(t time.Time) (*Rule, int) {
+	var first *Rule
+	for i, g := range c.groups {
+		r := c.allowingIn(g, t)
+		if r == nil {
+			return nil, i
+		}
+		if first == nil {
+			first = r
+		}
+	}
+	return first, -1
+}
+
+// allowingIn is an allow rule of group g open at t, or nil.
+func (c *Calendar) allowingIn(g string, t time.Time) *Rule {
 	for i := range c.rules {
-		if r := &c.rules[i]; !r.Deny {
+		if r := &c.rules[i]; !r.Deny && r.Group == g {
 			if in, _ := r.contains(t); in {
 				return r
 			}
@@ -146,23 +172,24 @@ func (c *Calendar) allowing(t time.Time) *Rule {
 }
 
 // nextOpen is the earliest instant at or after t when the calendar is open, and the allow rule
-// open then (nil when none is needed); zero when it is not found within maxSteps.
+// it waited for last (nil when none was needed); zero when it is not found within maxSteps.
 func (c *Calendar) nextOpen(t time.Time) (time.Time, *Rule) {
+	var by *Rule
 	for range maxSteps {
 		if deny, end := c.denying(t); deny != nil {
 			t = end
 			continue
 		}
-		if !c.allows {
-			return t, nil
+		_, closed := c.allowing(t)
+		if closed < 0 {
+			return t, by
 		}
-		if r := c.allowing(t); r != nil {
-			return t, r
-		}
+		// The group that is closed opens next at its earliest allow's start.
 		var next time.Time
-		for _, r := range c.rules {
-			if s := r.nextStart(t); !r.Deny && !s.IsZero() && (next.IsZero() || s.Before(next)) {
-				next = s
+		for i := range c.rules {
+			r := &c.rules[i]
+			if s := r.nextStart(t); !r.Deny && r.Group == c.groups[closed] && !s.IsZero() && (next.IsZero() || s.Before(next)) {
+				next, by = s, r
 			}
 		}
 		if next.IsZero() {
@@ -190,26 +217,36 @@ func (c *Calendar) ClosesAt(t time.Time) time.Time {
 			denyStart = s
 		}
 	}
-	if !c.allows {
-		return denyStart
+	closes := denyStart
+	for _, g := range c.groups {
+		end := c.groupClosesAt(g, t)
+		if end.IsZero() {
+			continue
+		}
+		if closes.IsZero() || end.Before(closes) {
+			closes = end
+		}
 	}
+	return closes
+}
+
+// groupClosesAt is the earliest instant after t when the allow intervals of group g that hold it
+// open at t (one after another, when they overlap) all end; zero when that is past the search.
+func (c *Calendar) groupClosesAt(g string, t time.Time) time.Time {
 	end := t
 	for range maxChain {
 		var later time.Time
 		for _, r := range c.rules {
-			if in, e := r.contains(end); !r.Deny && in && e.After(later) {
+			if in, e := r.contains(end); !r.Deny && r.Group == g && in && e.After(later) {
 				later = e
 			}
 		}
 		if later.IsZero() {
-			if !denyStart.IsZero() && denyStart.Before(end) {
-				return denyStart
-			}
 			return end
 		}
 		end = later
 	}
-	return denyStart
+	return time.Time{}
 }
 
 // NextFit is the earliest instant at or after now when the calendar is open and stays open for
