@@ -267,14 +267,10 @@ func (r *GitWriteBackReconciler) record(ctx context.Context, ruc *v1alpha1.Rolli
 			st.Commit = res.Commit
 		}
 		ruc.Status.GitWriteBack = st
-		// Git now says the status with the adopted failed versions: that is what was written. The
-		// version that last passed, when adopted, is yet to be written into the workload's file
-		// (which may say another: a GitFirst rollout in flight when the cluster was lost), so it
-		// comes after: the digest differs, and the next write does it.
+		// Git now says the status with the adopted failed versions: that is what was written.
 		bookkeeping.AdoptFailed(&ruc.Status, res.Adopted.Failed)
 		written := writeback.Desire(ruc, gwb)
 		st.Written, st.Repository = written.Digest, written.Repository
-		bookkeeping.AdoptCurrent(&ruc.Status, ruc.Spec.Image, res.Adopted.Current, rollout.RecordedTargetOf(ruc.Spec))
 		cond.Status, cond.Reason = metav1.ConditionTrue, v1alpha1.ReasonWritten
 		cond.Message = "the status as it was is written to Git"
 		if st.Commit != "" {

@@ -92,14 +92,6 @@ func AdoptFailed(st *v1alpha1.RollingUpgradeConfigStatus, versions []string) boo
 	return true
 }
 
-// AdoptCurrent takes the version that last passed in an earlier life of the config (its record in
-// Git) as the current one, when the status has recorded no image yet.
-func AdoptCurrent(st *v1alpha1.RollingUpgradeConfigStatus, repository, version string, target v1alpha1.RecordedTarget) {
-	if version != "" && st.CurrentImage == "" {
-		st.CurrentVersion, st.CurrentImage, st.RecordedTarget = version, repository+":"+version, &target
-	}
-}
-
 // Abandon records a rollout a person ended before its verdict: a history entry, nothing else.
 func Abandon(st *v1alpha1.RollingUpgradeConfigStatus, version, image string, appliedAt metav1.Time) {
 	if lastIs(st, version, appliedAt, v1alpha1.ResultAbandoned) {

@@ -96,11 +96,10 @@ func IsKustomization(p string) bool {
 
 // Adopted is what the record of an earlier life of a config gives its status (Desired.Adopt).
 type Adopted struct {
-	// Failed are the versions the record lists as failed and the status does not.
+	// Failed are the versions the record lists as failed and the status does not. The version
+	// that last passed by the record is not adopted: a record is evidence of what ran, not a
+	// target, and the workload may run another (the config records what it runs, as any new one).
 	Failed []string
-	// Current is the version that last passed by the record, when the status has none: the
-	// workload of a rebuilt cluster may run another (Git said the version in flight).
-	Current string
 }
 
 // Edits are the config's own file edits: the workload's file (while there is no FileVersion there is
@@ -143,7 +142,7 @@ func (d Desired) Edits(adopted *Adopted) gitwrite.Change {
 			}
 			r.FailedVersions = append(slices.Clone(r.FailedVersions), adopted.Failed...)
 			if r.CurrentVersion == "" { // the workload is not recorded yet: the record's stays
-				r.CurrentVersion, adopted.Current = before.CurrentVersion, before.CurrentVersion
+				r.CurrentVersion = before.CurrentVersion
 			}
 		}
 		return r.Marshal(), nil
