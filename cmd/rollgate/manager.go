@@ -74,7 +74,7 @@ func newManager(ctx context.Context, cfg *rest.Config, o options) (ctrl.Manager,
 	if err != nil {
 		return nil, fmt.Errorf("creating the manager: %w", err)
 	}
-	gitwrite.UseTransport(o.GitAllow.Transport())
+	gitwrite.UseTransport(o.GitAllow.Transport(), o.GitMaxBytes)
 	gitwrite.UseResolver(o.GitAllow.Resolve)
 	prom, err := o.prometheus()
 	if err != nil {

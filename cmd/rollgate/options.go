@@ -15,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
 	"github.com/rollgate/rollgate/controllers"
+	"github.com/rollgate/rollgate/controllers/gitwrite"
 	"github.com/rollgate/rollgate/controllers/registry"
 )
 
@@ -38,6 +39,7 @@ type options struct {
 	RegistryQPS             float64
 	RegistryAllow           registry.AddressPolicy
 	GitAllow                registry.AddressPolicy
+	GitMaxBytes             int64
 	Prometheus              controllers.PrometheusOptions
 	Calendars               bool
 	zap                     zap.Options
@@ -99,6 +101,10 @@ func parseOptions(args []string) (options, error) {
 	fs.StringVar(&gitAllow, "git-allow", "",
 		"Comma-separated CIDRs, addresses or host names the manager may write Git repositories to although they are "+
 			"loopback, link-local or a cloud metadata service, which are refused by default (spec.url of a GitWriteBack).")
+	fs.Int64Var(&o.GitMaxBytes, "git-max-bytes", gitwrite.DefaultMaxResponseBytes,
+		"Bytes the manager reads in one answer of a Git server over HTTP(S), the pack of a shallow clone of one branch, held "+
+			"in memory: a larger repository fails its writes with a condition that says so. Up to four repositories are "+
+			"written at once: raise the memory limit with it.")
 	fs.BoolVar(&o.Calendars, "calendars", true,
 		"Apply RolloutCalendars (cluster-scoped): the manager watches them and reads the labels of the namespaces they "+
 			"select by. Turn off for a manager without cluster-wide rights (config/namespaced), which cannot read them.")
@@ -137,6 +143,9 @@ func parseOptions(args []string) (options, error) {
 	}
 	if o.KubeAPIQPS = float32(kubeAPIQPS); o.KubeAPIQPS <= 0 || o.KubeAPIBurst < 1 {
 		return options{}, fmt.Errorf("--kube-api-qps and --kube-api-burst must be positive, not %v and %d", kubeAPIQPS, o.KubeAPIBurst)
+	}
+	if o.GitMaxBytes < 1<<20 {
+		return options{}, fmt.Errorf("--git-max-bytes must be at least 1 MiB (1048576), not %d", o.GitMaxBytes)
 	}
 	if o.RegistryQPS <= 0 {
 		return options{}, fmt.Errorf("--registry-qps must be positive, not %v", o.RegistryQPS)

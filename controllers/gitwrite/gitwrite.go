@@ -11,7 +11,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"net/http"
 	"os"
 	"slices"
 	"time"
@@ -26,18 +25,8 @@ import (
 	"github.com/go-git/go-git/v5/plumbing"
 	"github.com/go-git/go-git/v5/plumbing/object"
 	"github.com/go-git/go-git/v5/plumbing/transport"
-	"github.com/go-git/go-git/v5/plumbing/transport/client"
-	githttp "github.com/go-git/go-git/v5/plumbing/transport/http"
 	"github.com/go-git/go-git/v5/storage/memory"
 )
-
-// UseTransport makes every Git request over HTTP(S) of this process go through rt: the manager's
-// address policy (--git-allow). go-git takes its HTTP client per protocol, for the whole process.
-func UseTransport(rt http.RoundTripper) {
-	c := githttp.NewClient(&http.Client{Transport: rt, Timeout: 5 * time.Minute})
-	client.InstallProtocol("http", c)
-	client.InstallProtocol("https", c)
-}
 
 // Remote is a branch of a repository and the credentials to write it.
 type Remote struct {

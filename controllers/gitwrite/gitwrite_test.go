@@ -7,7 +7,11 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"runtime"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -165,13 +169,9 @@ func TestTheAddressPolicyRefusesAHostBeforeAnyRequest(t *testing.T) {
 		t.Fatal(err)
 	}
 	policy := registry.AddressPolicy{}.RefusedWith(errors.New("not allowed by the test's policy"))
-	UseTransport(policy.Transport())
+	useTransport(t, policy.Transport(), DefaultMaxResponseBytes)
 	UseResolver(policy.Resolve)
-	t.Cleanup(func() {
-		client.InstallProtocol("http", githttp.DefaultClient)
-		client.InstallProtocol("https", githttp.DefaultClient)
-		UseResolver(nil)
-	})
+	t.Cleanup(func() { UseResolver(nil) })
 	for name, r := range map[string]Remote{
 		"https":                                 remote(s, url),
 		"ssh":                                   {URL: srv.URL + "/fleet.git", Branch: "main", Auth: sshAuth},
@@ -185,6 +185,75 @@ func TestTheAddressPolicyRefusesAHostBeforeAnyRequest(t *testing.T) {
 	}
 	if n := s.Requests.Load(); n != 0 {
 		t.Errorf("%d requests reached the refused host", n)
+	}
+}
+
+// useTransport installs the manager's Git transport for the test, go-git's own after it.
+func useTransport(t *testing.T, rt http.RoundTripper, maxBytes int64) {
+	UseTransport(rt, maxBytes)
+	t.Cleanup(func() {
+		client.InstallProtocol("http", githttp.DefaultClient)
+		client.InstallProtocol("https", githttp.DefaultClient)
+	})
+}
+
+// A Git server that answers 401, 403 or 404 with a body (here 64 MiB of an internal service's
+// answer) costs the manager nothing to read, and none of it reaches the error a tenant sees: the
+// error says what the status means.
+func TestAnErrorAnswerIsNeitherReadNorShown(t *testing.T) {
+	useTransport(t, http.DefaultTransport, DefaultMaxResponseBytes)
+	for status, says := range map[int]string{http.StatusUnauthorized: "authentication required", http.StatusForbidden: "authorization failed",
+		http.StatusNotFound: "repository not found"} {
+		var sent atomic.Int64
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
+			w.WriteHeader(status)
+			chunk := []byte(strings.Repeat("internal-answer ", 4096))
+			for range (64 << 20) / len(chunk) {
+				n, err := w.Write(chunk)
+				sent.Add(int64(n))
+				if err != nil {
+					return
+				}
+			}
+		}))
+		var before, after runtime.MemStats
+		runtime.ReadMemStats(&before)
+		_, err := Write(context.Background(), Remote{URL: srv.URL + "/fleet.git", Branch: "main"},
+			Commit{Name: "rollgate", Email: "r@example.com", When: when, Message: Says("m")}, []Change{{setTag("ghcr.io/acme/web", "1.3.0")}})
+		runtime.ReadMemStats(&after)
+		srv.Close()
+		if err == nil || !strings.Contains(err.Error(), says) || strings.Contains(err.Error(), "internal-answer") {
+			t.Errorf("%d: error %v; want one saying %q and nothing of the body", status, err, says)
+		}
+		if n := after.TotalAlloc - before.TotalAlloc; n > 8<<20 {
+			t.Errorf("%d: the write allocated %d MiB for a body it does not need", status, n>>20)
+		}
+	}
+}
+
+// A branch whose shallow clone is larger than the byte cap fails its write with an error that says
+// so, instead of filling the manager's memory.
+func TestARepositoryPastTheByteCapFailsClearly(t *testing.T) {
+	s := gittest.New(t)
+	noise := make([]byte, 1<<20)
+	if _, err := rand.Read(noise); err != nil {
+		t.Fatal(err)
+	}
+	url := s.Repo(t, "fleet", map[string]string{"prod/kustomization.yaml": kustomization, "blob.bin": fmt.Sprintf("%x", noise)})
+	useTransport(t, http.DefaultTransport, 256<<10)
+	_, err := Write(context.Background(), remote(s, url), Commit{Name: "rollgate", Email: "r@example.com", When: when, Message: Says("m")},
+		[]Change{{setTag("ghcr.io/acme/web", "1.3.0")}})
+	var tooLarge ErrTooLarge
+	if !errors.As(err, &tooLarge) || !strings.Contains(err.Error(), "more than 256 KiB in one answer") {
+		t.Errorf("error %v; want the byte cap's", err)
+	}
+	if s.Pushes.Load() != 0 {
+		t.Error("a write past the cap pushed")
+	}
+	useTransport(t, http.DefaultTransport, DefaultMaxResponseBytes)
+	if _, err := Write(context.Background(), remote(s, url), Commit{Name: "rollgate", Email: "r@example.com", When: when, Message: Says("m")},
+		[]Change{{setTag("ghcr.io/acme/web", "1.3.0")}}); err != nil {
+		t.Errorf("within the default cap: %v", err)
 	}
 }
 
