@@ -133,9 +133,16 @@ func checkWorkload(d *Decision, in Input) (*Workload, bool) {
 	case w == nil:
 		d.stalled(v1alpha1.EventTargetNotFound, "%s %s not found in namespace %s", spec.TargetRef.Kind, spec.TargetRef.Name, in.Config.Namespace)
 	case w.ImageReverts >= v1alpha1.MaxImageReverts:
-		// The workload runs the other tool's image: the status must not claim a completed rollout.
-		if d.Annotations.Step == StepIdle && d.Status.Phase == v1alpha1.PhaseCompleted {
-			d.Status.Phase = v1alpha1.PhaseIdle
+		// The workload runs the other tool's image: the status must not claim a completed rollout,
+		// nor name as current a version the workload does not run. Once the fight is mended, a
+		// version newer than what runs is rolled out again, with its check.
+		if d.Annotations.Step == StepIdle {
+			if d.Status.Phase == v1alpha1.PhaseCompleted {
+				d.Status.Phase = v1alpha1.PhaseIdle
+			}
+			if w.Verdict.State == health.Healthy && image.SameRepository(w.Image, spec.Image) && !image.Renders(w.Image, d.Status.CurrentImage) {
+				recordRunning(&d.Status, w.Image)
+			}
 		}
 		d.stalled(v1alpha1.EventFieldManagerConflict, "field manager %s changed the image of %s back %d times since rollgate rendered it, "+
 			"so rollgate stopped rendering it; %s now runs %s. Let that tool leave the image alone (Flux: a spec.ignore rule for the image "+

@@ -196,16 +196,20 @@ func (d *Decision) stalled(reason, format string, args ...any) {
 }
 
 // warnOnChange emits a Warning event with the reason (when it is an event reason) unless the old
-// Ready condition already said the same.
+// Ready condition already said the same (for a reason in warnOncePerReason: the same reason).
 func (d *Decision) warnOnChange(reason, msg string) {
 	if old := apimeta.FindStatusCondition(d.old.Conditions, meta.ReadyCondition); old != nil &&
-		old.Status == metav1.ConditionFalse && old.Reason == reason && old.Message == msg {
+		old.Status == metav1.ConditionFalse && old.Reason == reason && (old.Message == msg || warnOncePerReason[reason]) {
 		return
 	}
 	if warningReasons[reason] {
 		d.event(WriteStatus, corev1.EventTypeWarning, reason, "%s", msg)
 	}
 }
+
+// warnOncePerReason are the reasons whose message follows what the workload shows from one look to
+// the next (a fight lost: what runs now), while the problem stays one: one Warning when it begins.
+var warnOncePerReason = map[string]bool{v1alpha1.EventFieldManagerConflict: true}
 
 // warningReasons are the condition reasons that come with a Warning event when they begin: what
 // needs a person, or holds every rollout until something changes.

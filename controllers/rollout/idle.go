@@ -117,12 +117,18 @@ func recordFirstSight(d *Decision, in Input, w *Workload) {
 	if st.CurrentImage != "" || w.Verdict.State != health.Healthy || (target != "" && !image.Renders(w.Image, target)) {
 		return
 	}
-	st.CurrentImage = w.Image
-	if tag := image.Tag(w.Image); version.IsSemver(tag) {
-		st.CurrentVersion = tag
-	}
+	recordRunning(st, w.Image)
 	rt := RecordedTargetOf(in.Config.Spec)
 	st.RecordedTarget = &rt
+}
+
+// recordRunning records img, which the workload runs, as the current image; its version only when
+// its tag is semver.
+func recordRunning(st *v1alpha1.RollingUpgradeConfigStatus, img string) {
+	st.CurrentImage, st.CurrentVersion = img, ""
+	if tag := image.Tag(img); version.IsSemver(tag) {
+		st.CurrentVersion = tag
+	}
 }
 
 // gitRecordRead: a config that writes back to Git starts nothing before its record there was read

@@ -299,6 +299,27 @@ func TestAFightLostIsNotCompleted(t *testing.T) {
 	}
 }
 
+// One fight lost is one Warning, whatever the workload runs from one look to the next (rollgate's
+// last render, then the other tool's image), and the status names what the workload runs: the
+// version rollgate rendered is no longer current.
+func TestAFightLostIsOneWarningAndNamesWhatRuns(t *testing.T) {
+	cfg := config(current("1.1.0"), func(c *v1alpha1.RollingUpgradeConfig) { c.Status.Phase = v1alpha1.PhaseCompleted })
+	lost := func(version string) *Workload {
+		return &Workload{Description: "Deployment web", Image: repo + ":" + version, Verdict: healthy, ImageReverts: 3, ImageRevertedBy: "kustomize-controller"}
+	}
+	d := Decide(Input{Now: now, Config: cfg, Workload: lost("1.1.0")}) // rollgate's third render, not yet reverted
+	if reasons(d.Events) != v1alpha1.EventFieldManagerConflict {
+		t.Fatalf("events %s, want one FieldManagerConflict", reasons(d.Events))
+	}
+	d = Decide(Input{Now: now.Add(time.Second), Config: next(cfg, d), Workload: lost("1.0.0")})
+	if len(d.Events) != 0 {
+		t.Errorf("the other tool's image back: events %s, want none (the same fight)", reasons(d.Events))
+	}
+	if d.Status.CurrentVersion != "1.0.0" || d.Status.CurrentImage != repo+":1.0.0" {
+		t.Errorf("status names %s (%s) while the workload runs 1.0.0", d.Status.CurrentVersion, d.Status.CurrentImage)
+	}
+}
+
 // A paused check that resumes writes its moved timer before any verdict: a verdict is keyed by the
 // timer's start, which must be the same in a decision and its retry.
 func TestAResumedCheckIsJudgedOnlyOnceItsTimerIsWritten(t *testing.T) {
