@@ -2,6 +2,7 @@ package controllers
 
 import (
 	"context"
+	"slices"
 	"testing"
 	"time"
 
@@ -29,6 +30,16 @@ func (s shardCache) Get(ctx context.Context, key client.ObjectKey, obj client.Ob
 		return apierrors.NewNotFound(schema.GroupResource{Group: v1alpha1.GroupVersion.Group, Resource: "rollingupgradeconfigs"}, key.Name)
 	}
 	return s.Client.Get(ctx, key, obj, opts...)
+}
+
+func (s shardCache) List(ctx context.Context, list client.ObjectList, opts ...client.ListOption) error {
+	if err := s.Client.List(ctx, list, opts...); err != nil {
+		return err
+	}
+	if l, ok := list.(*v1alpha1.RollingUpgradeConfigList); ok {
+		l.Items = slices.DeleteFunc(l.Items, func(c v1alpha1.RollingUpgradeConfig) bool { return c.Name == s.foreign })
+	}
+	return nil
 }
 
 // Two configs that read the same calendar (the same cached copy, so both see its one slot free)

@@ -31,6 +31,28 @@ func claimant(ctx context.Context, c client.Reader, ruc *v1alpha1.RollingUpgrade
 	return winner.Name, nil
 }
 
+// workloadClaim is the config the workload itself names as its renderer (rollgate.dev/last-updated-by)
+// when that is another config, older than ruc, that targets it and is not being deleted; "" when
+// ruc may manage it. The list claimant reads is a shard's own cache: a config of another shard
+// is seen only here, read live by name, so two shards never both drive one workload (the younger
+// config stops once the older one rendered).
+func workloadClaim(ctx context.Context, live client.Reader, ruc *v1alpha1.RollingUpgradeConfig, w *workload) (string, error) {
+	other := w.object().GetAnnotations()[v1alpha1.LastUpdatedByAnnotation]
+	if other == "" || other == ruc.Name {
+		return "", nil
+	}
+	var o v1alpha1.RollingUpgradeConfig
+	if err := live.Get(ctx, client.ObjectKey{Namespace: ruc.Namespace, Name: other}, &o); err != nil {
+		return "", client.IgnoreNotFound(err)
+	}
+	older := o.CreationTimestamp.Before(&ruc.CreationTimestamp) ||
+		(o.CreationTimestamp.Equal(&ruc.CreationTimestamp) && o.Name < ruc.Name)
+	if o.DeletionTimestamp != nil || o.Spec.TargetRef != ruc.Spec.TargetRef || !older {
+		return "", nil
+	}
+	return o.Name, nil
+}
+
 // otherClaim reports whether a config other than ruc, not being deleted, targets the workload
 // ruc's spec names.
 func otherClaim(ctx context.Context, c client.Reader, ruc *v1alpha1.RollingUpgradeConfig) (bool, error) {

@@ -52,6 +52,9 @@ func (r *RendererReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if err != nil || w == nil {
 		return ctrl.Result{}, err
 	}
+	if owner, err := workloadClaim(ctx, r.APIReader, &ruc, w); err != nil || owner != "" {
+		return ctrl.Result{}, err // a config of another shard manages it; the engine says so
+	}
 	c, err := w.container(ruc.Spec.Container)
 	if err != nil {
 		return ctrl.Result{}, nil // reported by the engine as InvalidSpec

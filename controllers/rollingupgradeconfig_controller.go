@@ -233,6 +233,11 @@ func (r *RollingUpgradeConfigReconciler) gather(ctx context.Context, ruc *v1alph
 	if err != nil {
 		return in, nil, err
 	}
+	if w != nil {
+		if in.ClaimedBy, err = workloadClaim(ctx, r.APIReader, ruc, w); err != nil || in.ClaimedBy != "" {
+			return in, nil, err
+		}
+	}
 	var pod *corev1.PodSpec
 	if w != nil {
 		if in.Workload, err = w.facts(ctx, r.APIReader, ruc, in.Now); err != nil {
