@@ -61,6 +61,8 @@ type readCredentials struct {
 	remote  gitwrite.Remote
 	author  gitwrite.Commit
 	secrets []string
+	// allowed are the paths the credential may write (its Secret's allowedPaths); nil: any.
+	allowed writeback.AllowedPaths
 	err     error
 }
 
@@ -126,30 +128,34 @@ func (r *GitWriteBackReconciler) Reconcile(ctx context.Context, req ctrl.Request
 	if err != nil { // the GitWriteBack's next change wakes the config
 		return ctrl.Result{}, r.record(ctx, &ruc, nil, nil, fmt.Errorf("spec.messageTemplate of GitWriteBack %q: %w", gwb.Name, err))
 	}
-	remote, author, secrets, err := r.credentials(ctx, &gwb)
-	if err != nil {
-		return ctrl.Result{RequeueAfter: retryFileErrors}, r.record(ctx, &ruc, nil, nil, err)
+	creds := r.credentials(ctx, &gwb)
+	if creds.err != nil {
+		return ctrl.Result{RequeueAfter: retryFileErrors}, r.record(ctx, &ruc, nil, nil, creds.err)
+	}
+	if p := creds.allowed.Refused(want); p != "" {
+		return ctrl.Result{RequeueAfter: retryFileErrors}, r.record(ctx, &ruc, nil, nil, writeback.RefusedError(p, gwb.Spec.SecretRef.Name, creds.allowed))
 	}
 	r.Queue.Submit(writeback.Request{
 		Config: req.NamespacedName, Desired: want,
 		Repository: types.NamespacedName{Namespace: gwb.Namespace, Name: gwb.Name},
-		Remote:     remote, Author: author,
-		Outcome: writeback.OutcomeOf(&ruc), Template: tmpl, Secrets: secrets,
+		Remote:     creds.remote, Author: creds.author,
+		Outcome: writeback.OutcomeOf(&ruc), Template: tmpl, Secrets: creds.secrets,
 	})
 	return ctrl.Result{RequeueAfter: awaitWrite}, nil
 }
 
-// credentials are the GitWriteBack's branch and author with what its Secrets hold, and their values,
-// to keep out of every message: read at most once per CredentialsTTL and version of the
-// GitWriteBack, unless reading them failed (a missing Secret is looked for at each ask).
-func (r *GitWriteBackReconciler) credentials(ctx context.Context, gwb *v1alpha1.GitWriteBack) (gitwrite.Remote, gitwrite.Commit, []string, error) {
+// credentials are the GitWriteBack's branch and author with what its Secrets hold, their values,
+// to keep out of every message, and the paths the credential may write: read at most once per
+// CredentialsTTL and version of the GitWriteBack, unless reading them failed (a missing Secret is
+// looked for at each ask).
+func (r *GitWriteBackReconciler) credentials(ctx context.Context, gwb *v1alpha1.GitWriteBack) readCredentials {
 	key, now := types.NamespacedName{Namespace: gwb.Namespace, Name: gwb.Name}, r.Clock.Now()
 	r.mu.Lock()
 	c, ok := r.creds[key]
 	r.mu.Unlock()
 	if !ok || c.err != nil || c.version != gwb.ResourceVersion || now.Sub(c.at) >= r.CredentialsTTL {
-		c = readCredentials{version: gwb.ResourceVersion, at: now}
-		c.remote, c.author, c.secrets, c.err = r.readCredentials(ctx, gwb)
+		c = r.readCredentials(ctx, gwb)
+		c.version, c.at = gwb.ResourceVersion, now
 		r.mu.Lock()
 		if r.creds == nil {
 			r.creds = map[types.NamespacedName]readCredentials{}
@@ -157,44 +163,47 @@ func (r *GitWriteBackReconciler) credentials(ctx context.Context, gwb *v1alpha1.
 		r.creds[key] = c
 		r.mu.Unlock()
 	}
-	return c.remote, c.author, c.secrets, c.err
+	return c
 }
 
 // readCredentials reads what credentials says.
-func (r *GitWriteBackReconciler) readCredentials(ctx context.Context, gwb *v1alpha1.GitWriteBack) (gitwrite.Remote, gitwrite.Commit, []string, error) {
-	author := gitwrite.Commit{Name: gwb.Spec.Author.Name, Email: gwb.Spec.Author.Email}
-	remote, secrets, err := r.remote(ctx, gwb)
-	if err != nil {
-		return remote, author, secrets, err
+func (r *GitWriteBackReconciler) readCredentials(ctx context.Context, gwb *v1alpha1.GitWriteBack) readCredentials {
+	c := readCredentials{author: gitwrite.Commit{Name: gwb.Spec.Author.Name, Email: gwb.Spec.Author.Email}}
+	c.remote, c.allowed, c.secrets, c.err = r.remote(ctx, gwb)
+	if c.err != nil {
+		return c
 	}
 	var signing []string
-	author.SignKey, signing, err = r.signingKey(ctx, gwb)
-	return remote, author, append(secrets, signing...), err
+	c.author.SignKey, signing, c.err = r.signingKey(ctx, gwb)
+	c.secrets = append(c.secrets, signing...)
+	return c
 }
 
-// remote is the GitWriteBack's branch with the credentials of its Secret, and the Secret's values,
-// to keep out of every message. Over HTTP(S) the Secret holds `username` and `password` (a token);
-// over SSH `identity` (the private key), `known_hosts` and, for an encrypted key, `password`.
-func (r *GitWriteBackReconciler) remote(ctx context.Context, gwb *v1alpha1.GitWriteBack) (gitwrite.Remote, []string, error) {
+// remote is the GitWriteBack's branch with the credentials of its Secret, the paths they may write
+// (`allowedPaths`, the admin's word; none: any), and the Secret's values, to keep out of every
+// message. Over HTTP(S) the Secret holds `username` and `password` (a token); over SSH `identity`
+// (the private key), `known_hosts` and, for an encrypted key, `password`.
+func (r *GitWriteBackReconciler) remote(ctx context.Context, gwb *v1alpha1.GitWriteBack) (gitwrite.Remote, writeback.AllowedPaths, []string, error) {
 	remote := gitwrite.Remote{URL: gwb.Spec.URL, Branch: gwb.Spec.Branch, PushBranch: gwb.Spec.PushBranch}
 	u, err := url.Parse(gwb.Spec.URL)
 	if err != nil {
-		return remote, nil, fmt.Errorf("spec.url of GitWriteBack %q: %w", gwb.Name, err)
+		return remote, nil, nil, fmt.Errorf("spec.url of GitWriteBack %q: %w", gwb.Name, err)
 	}
 	ssh := u.Scheme == "ssh"
 	if gwb.Spec.SecretRef == nil {
 		if ssh {
-			return remote, nil, fmt.Errorf("GitWriteBack %q reaches its repository over SSH and names no Secret with the key and known_hosts", gwb.Name)
+			return remote, nil, nil, fmt.Errorf("GitWriteBack %q reaches its repository over SSH and names no Secret with the key and known_hosts", gwb.Name)
 		}
-		return remote, nil, nil
+		return remote, nil, nil, nil
 	}
 	var s corev1.Secret
 	if err := r.APIReader.Get(ctx, types.NamespacedName{Namespace: gwb.Namespace, Name: gwb.Spec.SecretRef.Name}, &s); err != nil {
 		if apierrors.IsNotFound(err) {
-			return remote, nil, fmt.Errorf("the credentials' Secret %q of GitWriteBack %q is not found", gwb.Spec.SecretRef.Name, gwb.Name)
+			return remote, nil, nil, fmt.Errorf("the credentials' Secret %q of GitWriteBack %q is not found", gwb.Spec.SecretRef.Name, gwb.Name)
 		}
-		return remote, nil, err
+		return remote, nil, nil, err
 	}
+	allowed := writeback.ParseAllowedPaths(string(s.Data["allowedPaths"]))
 	password, values := string(s.Data["password"]), secretValues(&s)
 	if ssh {
 		user := u.User.Username()
@@ -202,19 +211,19 @@ func (r *GitWriteBackReconciler) remote(ctx context.Context, gwb *v1alpha1.GitWr
 			user = "git"
 		}
 		if remote.Auth, err = gitwrite.SSHAuth(user, s.Data["identity"], s.Data["password"], s.Data["known_hosts"]); err != nil {
-			return remote, values, fmt.Errorf("the SSH credentials in Secret %q (identity, known_hosts) of GitWriteBack %q: %w", s.Name, gwb.Name, err)
+			return remote, allowed, values, fmt.Errorf("the SSH credentials in Secret %q (identity, known_hosts) of GitWriteBack %q: %w", s.Name, gwb.Name, err)
 		}
-		return remote, values, nil
+		return remote, allowed, values, nil
 	}
 	user := string(s.Data["username"])
 	if password == "" {
-		return remote, nil, fmt.Errorf("the Secret %q of GitWriteBack %q has no password", s.Name, gwb.Name)
+		return remote, allowed, nil, fmt.Errorf("the Secret %q of GitWriteBack %q has no password", s.Name, gwb.Name)
 	}
 	if user == "" {
 		user = "git" // a token alone: most hosts take any user name with it
 	}
 	remote.Auth = &githttp.BasicAuth{Username: user, Password: password}
-	return remote, values, nil
+	return remote, allowed, values, nil
 }
 
 // signingKey is the GitWriteBack's OpenPGP key, decrypted, and its Secret's values; nil when commits

@@ -403,18 +403,57 @@ func TestTheCredentialsOfAGitWriteBackAreReadOncePerTTL(t *testing.T) {
 		t.Fatal(err)
 	}
 	for range 100 {
-		if _, _, _, err := r.credentials(f.ctx, &gwb); err != nil {
-			t.Fatal(err)
+		if c := r.credentials(f.ctx, &gwb); c.err != nil {
+			t.Fatal(c.err)
 		}
 	}
 	if reads.gets != 1 {
 		t.Errorf("%d reads for 100 asks, want 1", reads.gets)
 	}
 	gwb.ResourceVersion += "1" // the GitWriteBack changed: its Secrets may be others
-	_, _, _, _ = r.credentials(f.ctx, &gwb)
+	r.credentials(f.ctx, &gwb)
 	now.SetTime(now.Now().Add(r.CredentialsTTL))
-	_, _, _, _ = r.credentials(f.ctx, &gwb)
+	r.credentials(f.ctx, &gwb)
 	if reads.gets != 3 {
 		t.Errorf("%d reads, want 3: once more after the change, once more after the TTL", reads.gets)
+	}
+}
+
+// The admin who owns a GitWriteBack's credential says which paths of the repository the configs of
+// that namespace may have written with it (the Secret's allowedPaths): a tenant who points its
+// config or GitWriteBack at another team's files gets a condition that says so, and nothing is
+// written; within the paths, everything is.
+func TestACredentialWritesOnlyThePathsItAllows(t *testing.T) {
+	for _, tc := range []struct {
+		name, allowed, refused string
+	}{
+		{"another team's file", "apps/shop/\n.rollgate/shop/\n.rollgate/renovate.json", "prod/kustomization.yaml"},
+		{"another team's records", "prod/kustomization.yaml, .rollgate/renovate.json", ".rollgate/shop/web.yaml"},
+		{"within the paths", "prod/\n.rollgate/", ""},
+		{"a pattern within a directory", "prod/*.yaml\n.rollgate/shop/*\n.rollgate/renovate.json", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newWriteBackFixture(t, map[string]string{"prod/kustomization.yaml": "images:\n- name: ghcr.io/acme/web\n  newTag: 1.2.0\n"},
+				v1alpha1.RollingUpgradeConfigStatus{ObservedGeneration: 1, CurrentVersion: "1.3.0"})
+			f.secret.Data["allowedPaths"] = []byte(tc.allowed)
+			if err := f.c.Update(f.ctx, f.secret); err != nil {
+				t.Fatal(err)
+			}
+			if tc.refused != "" {
+				f.reconcile()
+				c := apimeta.FindStatusCondition(f.config().Status.Conditions, v1alpha1.ConditionGitWriteBack)
+				if c == nil || c.Status != metav1.ConditionFalse || !strings.Contains(c.Message, tc.refused+" is not among the paths Secret \"git\" allows") {
+					t.Errorf("condition %+v; want %s refused", c, tc.refused)
+				}
+				if n := f.git.Pushes.Load(); n != 0 {
+					t.Errorf("%d pushes", n)
+				}
+				return
+			}
+			got := f.reconcileUntilWritten()
+			if !apimeta.IsStatusConditionTrue(got.Status.Conditions, v1alpha1.ConditionGitWriteBack) || !strings.Contains(f.show("prod/kustomization.yaml"), "newTag: 1.3.0") {
+				t.Errorf("conditions %+v, file %s", got.Status.Conditions, f.show("prod/kustomization.yaml"))
+			}
+		})
 	}
 }

@@ -34,7 +34,9 @@ type GitWriteBackSpec struct {
 	// SecretRef names a Secret in this namespace with the credentials. Over HTTP(S), for basic auth:
 	// `username` and `password` (for a token, the token as password); absent: no credentials. Over
 	// SSH (required): `identity`, the private key, `known_hosts`, the lines that list the host's
-	// key, and for an encrypted key its `password`, as Flux keeps them.
+	// key, and for an encrypted key its `password`, as Flux keeps them. Its `allowedPaths`, the
+	// word of the admin who owns the credential, lists the paths it may write for the configs of
+	// this namespace (directories ending in "/", files or patterns; absent: any path).
 	// +optional
 	SecretRef *meta.LocalObjectReference `json:"secretRef,omitempty"`
 
