@@ -173,11 +173,15 @@ func workloadKey(namespace string, kind v1alpha1.WorkloadKind, name string) stri
 // fifth of the smallest Deployment or StatefulSet struct (in a cluster of 25,000 workloads that is
 // about 20 MB of heap); whoever reads the store gets it back as a workload (NewInformer).
 func shell(o client.Object, kind v1alpha1.WorkloadKind) client.Object {
-	return &metav1.PartialObjectMetadata{
+	s := &metav1.PartialObjectMetadata{
 		TypeMeta: metav1.TypeMeta{APIVersion: appsv1.SchemeGroupVersion.String(), Kind: string(kind)},
 		ObjectMeta: metav1.ObjectMeta{Name: o.GetName(), Namespace: o.GetNamespace(), UID: o.GetUID(),
 			ResourceVersion: o.GetResourceVersion(), Generation: o.GetGeneration(), DeletionTimestamp: o.GetDeletionTimestamp()},
 	}
+	if sts, ok := o.(*appsv1.StatefulSet); ok && hasGate(sts.Spec.Template.Spec.ReadinessGates) {
+		s.Annotations = map[string]string{gatedAnnotation: "true"} // for GateReconciler
+	}
+	return s
 }
 
 // NewInformer makes the manager's informers (cache.Options.NewInformer) for this transform: an

@@ -86,6 +86,14 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 				return err
 			}
 		}
+		// One manager answers the gates of StatefulSets no config upgrades in place: the one that
+		// serves the configs without a shard label (every config, when it is the only one).
+		if cfg.Shard == nil || cfg.Shard.Matches(labels.Set{}) {
+			g := &GateReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Recorder: recorder, Clock: cfg.Clock}
+			if err := g.SetupWithManager(mgr); err != nil {
+				return err
+			}
+		}
 	}
 	if slices.Contains(cfg.Controllers, ControllerRenderer) {
 		if err := (&RendererReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(), Clock: cfg.Clock}).SetupWithManager(mgr); err != nil {

@@ -27,6 +27,7 @@ const (
 	EventAnalysisInconclusive        = "AnalysisInconclusive"        // a metric check could not measure; the verdict waits (spec.analysis)
 	EventPodUpgraded                 = "PodUpgraded"                 // a pod runs the new image in place, ready and back in its Service
 	EventPodUpgradeFailed            = "PodUpgradeFailed"            // a pod changed in place is not ready within spec.strategy.inPlace.podReadyTimeout
+	EventUnansweredReadinessGate     = "UnansweredReadinessGate"     // on a StatefulSet: its template keeps rollgate's readiness gate with no in-place upgrade; rollgate answered it
 )
 
 // Condition reasons of RollingUpgradeConfig (besides the event reasons, which double as reasons of

@@ -1,0 +1,110 @@
+package controllers
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"k8s.io/apimachinery/pkg/types"
+	"k8s.io/client-go/tools/events"
+	"k8s.io/utils/clock"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/health"
+)
+
+// gatedAnnotation marks, in the manager's cache alone (never written), the shell of a StatefulSet
+// whose pod template has rollgate's readiness gate (CacheTrim keeps no template in a shell).
+const gatedAnnotation = "rollgate.dev/cache-in-place-gated"
+
+// GateReconciler answers rollgate's readiness gate for the pods of every StatefulSet whose pod
+// template carries it while no config upgrades it in place: the config was deleted, its strategy
+// changed, or it never existed. A pod created from that template has the gate and no condition
+// for it, and without an answer it would never be Ready. A StatefulSet under an in-place upgrade
+// is left to its config, whose plan answers new pods as they come (and whose drained pods must
+// stay out). The StatefulSet's events (its controller counts pods as they are created and become
+// ready) bring it here; its pods are read only then, and only for a gated one.
+type GateReconciler struct {
+	Client    client.Client
+	APIReader client.Reader // uncached: pods, a shell's StatefulSet, and the configs of every shard
+	Recorder  events.EventRecorder
+	Clock     clock.PassiveClock
+}
+
+func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.Result, error) {
+	var sts appsv1.StatefulSet
+	if err := r.Client.Get(ctx, req.NamespacedName, &sts); err != nil {
+		return ctrl.Result{}, client.IgnoreNotFound(err)
+	}
+	if sts.Spec.Selector == nil { // a shell: the cache says whether it is gated
+		if sts.Annotations[gatedAnnotation] == "" {
+			return ctrl.Result{}, nil
+		}
+		if err := r.APIReader.Get(ctx, req.NamespacedName, &sts); err != nil {
+			return ctrl.Result{}, client.IgnoreNotFound(err)
+		}
+	}
+	if !hasGate(sts.Spec.Template.Spec.ReadinessGates) || sts.DeletionTimestamp != nil {
+		return ctrl.Result{}, nil
+	}
+	if upgraded, err := upgradedInPlace(ctx, r.APIReader, &sts); err != nil || upgraded {
+		return ctrl.Result{}, err
+	}
+	pods, err := listPods(ctx, r.APIReader, sts.Namespace, sts.Spec.Selector)
+	if err != nil {
+		return ctrl.Result{}, err
+	}
+	var answered []string
+	for i := range pods {
+		pod := &pods[i]
+		if !hasGate(pod.Spec.ReadinessGates) || pod.DeletionTimestamp != nil || health.Condition(pod, v1alpha1.InPlaceReadinessGate) != nil {
+			continue
+		}
+		data, err := json.Marshal(gatePatch(true, "", r.Clock.Now()))
+		if err != nil {
+			return ctrl.Result{}, err
+		}
+		if err := r.Client.Status().Patch(ctx, pod, client.RawPatch(types.StrategicMergePatchType, data), client.FieldOwner(v1alpha1.FieldManager)); err != nil && !apierrors.IsNotFound(err) {
+			return ctrl.Result{}, fmt.Errorf("answering the readiness gate of pod %s: %w", pod.Name, err)
+		}
+		answered = append(answered, pod.Name)
+	}
+	if len(answered) > 0 {
+		r.Recorder.Eventf(&sts, nil, corev1.EventTypeWarning, v1alpha1.EventUnansweredReadinessGate, "AnswerGate",
+			"the pod template keeps the readiness gate %s while no RollingUpgradeConfig upgrades this StatefulSet in place: rollgate answered it for pods %s; "+
+				"remove the gate from the template (pods created while no rollgate manager runs are never Ready)",
+			v1alpha1.InPlaceReadinessGate, strings.Join(answered, ", "))
+	}
+	return ctrl.Result{}, nil
+}
+
+// upgradedInPlace reports whether a config, of any shard (listed live), upgrades sts in place: its
+// targetRef names it, its strategy is InPlace, and it is not being deleted.
+func upgradedInPlace(ctx context.Context, live client.Reader, sts *appsv1.StatefulSet) (bool, error) {
+	var list v1alpha1.RollingUpgradeConfigList
+	if err := live.List(ctx, &list, client.InNamespace(sts.Namespace)); err != nil {
+		return false, err
+	}
+	for i := range list.Items {
+		c := &list.Items[i]
+		if c.Spec.TargetRef.Kind == v1alpha1.KindStatefulSet && c.Spec.TargetRef.Name == sts.Name &&
+			c.Spec.InPlace() != nil && c.DeletionTimestamp == nil {
+			return true, nil
+		}
+	}
+	return false, nil
+}
+
+// SetupWithManager reconciles every StatefulSet the cache sees change.
+func (r *GateReconciler) SetupWithManager(mgr ctrl.Manager) error {
+	return ctrl.NewControllerManagedBy(mgr).
+		Named("readinessgate").
+		For(&appsv1.StatefulSet{}).
+		Complete(r)
+}

@@ -1,0 +1,93 @@
+package controllers
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/client-go/tools/events"
+	clocktesting "k8s.io/utils/clock/testing"
+	ctrl "sigs.k8s.io/controller-runtime"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/client/fake"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/health"
+)
+
+// A StatefulSet whose pod template keeps rollgate's readiness gate while no config upgrades it in
+// place (the config deleted, say) gets the gate answered for each pod created since, which would
+// otherwise never be Ready, with one Warning that names them; a pod answered before, or one without
+// the gate, is left alone. Under an in-place upgrade, of a config of this shard or another, the
+// config answers, and the pods are left to it.
+func TestAGateNobodyAnswersIsAnswered(t *testing.T) {
+	now := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	inPlace := func(name string) *v1alpha1.RollingUpgradeConfig {
+		return &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: name}, Spec: v1alpha1.RollingUpgradeConfigSpec{
+			TargetRef: v1alpha1.WorkloadReference{Kind: v1alpha1.KindStatefulSet, Name: "db"},
+			Strategy:  &v1alpha1.UpgradeStrategy{Type: v1alpha1.StrategyInPlace}}}
+	}
+	for _, tc := range []struct {
+		name     string
+		gated    bool
+		configs  []client.Object
+		foreign  string // a config of another shard
+		answered bool
+	}{
+		{name: "no config: the new pod is answered", gated: true, answered: true},
+		{name: "a config that does not upgrade it in place: answered", gated: true, answered: true,
+			configs: []client.Object{func() client.Object { c := inPlace("db"); c.Spec.Strategy = nil; return c }()}},
+		{name: "under an in-place upgrade: left to the config", gated: true, configs: []client.Object{inPlace("db")}},
+		{name: "under an in-place upgrade by another shard's config: left to it", gated: true, configs: []client.Object{inPlace("other")}, foreign: "other"},
+		{name: "a template without the gate: nothing to answer", gated: false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			sts := dbStatefulSet(3, appsv1.OnDeleteStatefulSetStrategyType, "db:1.0.0", tc.gated)
+			ungated := gatedPod("db-2", "db:1.0.0", "")
+			ungated.Spec.ReadinessGates = nil
+			objs := append([]client.Object{sts, gatedPod("db-0", "db:1.0.0", ""), gatedPod("db-1", "db:1.0.0", corev1.ConditionTrue), ungated}, tc.configs...)
+			c := fake.NewClientBuilder().WithScheme(newScheme(t)).WithStatusSubresource(&corev1.Pod{}).WithObjects(objs...).Build()
+			rec := events.NewFakeRecorder(10)
+			r := &GateReconciler{Client: shardCache{Client: c, foreign: tc.foreign}, APIReader: c, Recorder: rec, Clock: clocktesting.NewFakePassiveClock(now)}
+			if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(sts)}); err != nil {
+				t.Fatal(err)
+			}
+			var fresh corev1.Pod
+			if err := c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "db-0"}, &fresh); err != nil {
+				t.Fatal(err)
+			}
+			gate := health.Condition(&fresh, v1alpha1.InPlaceReadinessGate)
+			if answered := gate != nil && gate.Status == corev1.ConditionTrue; answered != tc.answered {
+				t.Errorf("db-0 answered %v (%+v), want %v", answered, gate, tc.answered)
+			}
+			var want []string
+			if tc.answered {
+				want = []string{"Warning UnansweredReadinessGate the pod template keeps the readiness gate rollgate.dev/in-place-ready while no RollingUpgradeConfig upgrades this StatefulSet in place: rollgate answered it for pods db-0; " +
+					"remove the gate from the template (pods created while no rollgate manager runs are never Ready)"}
+			}
+			close(rec.Events)
+			var got []string
+			for e := range rec.Events {
+				got = append(got, e)
+			}
+			if len(got) != len(want) || (len(want) > 0 && got[0] != want[0]) {
+				t.Errorf("events %q, want %q", got, want)
+			}
+		})
+	}
+}
+
+// The cache keeps a StatefulSet no config names as a shell, without its template: the shell says
+// whether the template has rollgate's gate, so that the gate's answerer reads only those live.
+func TestAShellSaysWhetherItsTemplateIsGated(t *testing.T) {
+	if s := shell(dbStatefulSet(1, appsv1.OnDeleteStatefulSetStrategyType, "db:1.0.0", true), v1alpha1.KindStatefulSet); s.GetAnnotations()[gatedAnnotation] == "" {
+		t.Error("a gated StatefulSet's shell does not say so")
+	}
+	if s := shell(dbStatefulSet(1, appsv1.OnDeleteStatefulSetStrategyType, "db:1.0.0", false), v1alpha1.KindStatefulSet); len(s.GetAnnotations()) != 0 {
+		t.Errorf("an ungated StatefulSet's shell: %v", s.GetAnnotations())
+	}
+}
