@@ -72,8 +72,8 @@ func TestIdleWaitsAndExplains(t *testing.T) {
 			workload:   deploymentAt("1.0.0", healthy),
 			candidates: av("1.1.0"),
 			reason:     v1alpha1.EventNotAppliedFromGit,
-			message: "1.1.0 waits until 2026-12-01T02:05:00Z: 1.1.0 was committed to shop/kustomization.yaml of GitWriteBack fleet and " +
-				"did not reach Deployment web from Git within 10m0s; check that the GitOps tool applies it",
+			message: "1.1.0 waits until 2026-12-01T02:05:00Z: 1.1.0, to be committed to shop/kustomization.yaml of GitWriteBack fleet, " +
+				"did not reach Deployment web from Git within 10m0s; check that Git can be written and that the GitOps tool applies it",
 		},
 	}
 	for _, tc := range cases {

@@ -65,20 +65,46 @@ func awaitingGit(d *Decision, in Input, w *Workload, started time.Time) bool {
 		return false
 	}
 	ver := image.Version(a.TargetImage)
+	timeout := in.Config.Spec.GitWriteBack.ApplyTimeoutOrDefault()
 	committed, ok := committedSince(&d.Status, started)
 	if !ok {
-		// Being written, or Git fails: the GitOps tool cannot have it yet.
+		// Being written, or Git fails: the GitOps tool cannot have it yet. A commit is a start, made
+		// while the start is allowed or not at all: one Git has not taken within the apply timeout,
+		// or by the time the calendar that let it start closes, is withdrawn, and the start is
+		// decided again (rather than land whenever Git comes back, outside its window).
+		if why := uncommitted(in, started, timeout); why != "" {
+			withdraw(d, in, w, started, why)
+			return true
+		}
 		awaitingCommit(d, in, ver)
 		return true
 	}
-	deadline := committed.Add(in.Config.Spec.GitWriteBack.ApplyTimeoutOrDefault())
+	deadline := committed.Add(timeout)
 	if in.Now.Before(deadline) {
 		awaiting(d, in, ver, "is committed to", "and is withdrawn at "+deadline.UTC().Format(time.RFC3339)+" unless it does")
 		d.RequeueAfter = deadline.Sub(in.Now)
 		return true
 	}
-	withdraw(d, in, w, started)
+	withdraw(d, in, w, started, fmt.Sprintf("did not reach %s from Git within %s", w.Description, timeout))
 	return true
+}
+
+// uncommitted says why a GitFirst start whose commit Git has not taken may no longer be made: the
+// apply timeout since the start has passed, or the calendar has closed; "" while it may.
+func uncommitted(in Input, started time.Time, timeout time.Duration) string {
+	if !in.Now.Before(started.Add(timeout)) {
+		return fmt.Sprintf("was not committed to Git within %s of its start", timeout)
+	}
+	if cal, err := calendarOf(in); err == nil {
+		if at := cal.At(in.Now); !at.Open {
+			by := "its calendar"
+			if at.By != nil {
+				by = at.By.String()
+			}
+			return "was not committed to Git before the calendar closed (" + by + ")"
+		}
+	}
+	return ""
 }
 
 // committedSince is when Git last took what the config's status says, if that was at since or
@@ -118,12 +144,10 @@ func gitNote(st *v1alpha1.RollingUpgradeConfigStatus) string {
 // withdraw ends a GitFirst rollout whose image never reached the workload: no verdict, the version
 // stays eligible, and Git gets the current image back (GitImage of an idle config). The workload
 // never ran the version, so there is no rollback to watch; the next rollout waits.
-func withdraw(d *Decision, in Input, w *Workload, started time.Time) {
+func withdraw(d *Decision, in Input, w *Workload, started time.Time, why string) {
 	st := &d.Status
 	target := d.Annotations.TargetImage
 	ver := image.Version(target)
-	timeout := in.Config.Spec.GitWriteBack.ApplyTimeoutOrDefault()
-	why := fmt.Sprintf("did not reach %s from Git within %s", w.Description, timeout)
 	bookkeeping.Withdraw(st, ver, target, metav1.NewTime(started), why)
 	d.end(OutcomeWithdrawn, target, started)
 	next := retryAfterWithdrawals(in.Config, st)
@@ -163,7 +187,7 @@ func retryAfterWithdrawals(cfg *v1alpha1.RollingUpgradeConfig, st *v1alpha1.Roll
 func heldAfterWithdrawals(d *Decision, in Input, tag string, retry time.Time) {
 	ref := in.Config.Spec.GitWriteBack
 	last := d.Status.VersionHistory[len(d.Status.VersionHistory)-1]
-	d.progressing(v1alpha1.EventNotAppliedFromGit, "%s waits until %s: %s was committed to %s of GitWriteBack %s and %s; "+
-		"check that the GitOps tool applies it", tag, retry.UTC().Format(time.RFC3339), last.Version, ref.Path, ref.Name, last.Reason)
+	d.progressing(v1alpha1.EventNotAppliedFromGit, "%s waits until %s: %s, to be committed to %s of GitWriteBack %s, %s; "+
+		"check that Git can be written and that the GitOps tool applies it", tag, retry.UTC().Format(time.RFC3339), last.Version, ref.Path, ref.Name, last.Reason)
 	d.RequeueAfter = retry.Sub(in.Now)
 }

@@ -177,10 +177,10 @@ func TestAGitFirstRolloutWaitsForGit(t *testing.T) {
 	cfg := runSteps(t, hand, nil, []step{
 		{name: "a target set by hand starts", workload: old, wantStep: StepHealthCheck, wantPaused: true,
 			wantReason: v1alpha1.ReasonAwaitingGitOps, wantEvents: v1alpha1.EventUpdateStarting, wantOutcome: OutcomeStarted, wantGit: v110},
-		{name: "long past the apply timeout, its commit is still not pushed: not withdrawn", after: time.Hour, workload: old,
+		{name: "within the apply timeout, its commit is not pushed yet: it waits", after: 9 * time.Minute, workload: old,
 			wantStep: StepHealthCheck, wantPaused: true, wantReason: v1alpha1.ReasonAwaitingGitOps, wantGit: v110},
 	})
-	// Git takes the commit an hour late: the apply timeout runs from then.
+	// Git takes the commit 9 minutes late: the apply timeout runs from then.
 	cfg.Status.Conditions = nil
 	cfg.Status.GitWriteBack.LastWrite = &metav1.Time{Time: now.Add(time.Hour)}
 	apimeta.SetStatusCondition(&cfg.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionGitWriteBack, Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonWritten})
@@ -189,6 +189,42 @@ func TestAGitFirstRolloutWaitsForGit(t *testing.T) {
 			wantStep: StepHealthCheck, wantPaused: true, wantReason: v1alpha1.ReasonAwaitingGitOps, wantGit: v110},
 		{name: "and no more", after: time.Hour + 10*time.Minute, workload: old,
 			wantReason: v1alpha1.EventNotAppliedFromGit, wantEvents: v1alpha1.EventNotAppliedFromGit, wantOutcome: OutcomeWithdrawn, wantGit: v100},
+	})
+}
+
+// A GitFirst start is a commit made while the start is allowed: one that Git does not take in time
+// (an outage right after the start) is withdrawn, and the start decided again, rather than land
+// whenever Git comes back: past the apply timeout from the start, or once the calendar that let it
+// start has closed.
+func TestAGitFirstCommitNotMadeWhileAllowedIsWithdrawn(t *testing.T) {
+	v100, v110 := repo+":1.0.0", repo+":1.1.0"
+	old := deploymentAt("1.0.0", healthy)
+	longApply := func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Spec.GitWriteBack.ApplyTimeout = &metav1.Duration{Duration: 2 * time.Hour}
+	}
+	started := runSteps(t, config(current("1.0.0"), gitFirstConfig, longApply, windowAt("0 3 * * *", time.Hour)), av("1.1.0"), []step{
+		{name: "the window is open: the rollout starts", workload: old,
+			wantStep: StepHealthCheck, wantPaused: true, wantReason: v1alpha1.ReasonAwaitingGitOps, wantEvents: "VersionAvailable,UpdateStarting",
+			wantOutcome: OutcomeStarted, wantGit: v110},
+	})
+	// Git goes down before the commit is pushed.
+	apimeta.SetStatusCondition(&started.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionGitWriteBack,
+		Status: metav1.ConditionFalse, Reason: v1alpha1.EventGitWriteBackFailed, Message: "writing to Git failed: connection refused"})
+	started.Status.GitWriteBack.LastWrite = &metav1.Time{Time: now.Add(-time.Hour)}
+	runSteps(t, started.DeepCopy(), av("1.1.0"), []step{
+		{name: "the window still open: it waits for its commit", after: 30 * time.Minute, workload: old,
+			wantStep: StepHealthCheck, wantPaused: true, wantReason: v1alpha1.ReasonAwaitingGitOps, wantGit: v110},
+		{name: "the window closed, nothing committed: withdrawn, Git to say 1.0.0", after: 61 * time.Minute, workload: old,
+			wantReason: v1alpha1.EventNotAppliedFromGit, wantEvents: v1alpha1.EventNotAppliedFromGit, wantOutcome: OutcomeWithdrawn, wantGit: v100, wantRender: v100},
+	})
+	// No window: the apply timeout from the start bounds the wait for the commit.
+	nowindow := started.DeepCopy()
+	nowindow.Spec.MaintenanceWindow, nowindow.Spec.GitWriteBack.ApplyTimeout = nil, &metav1.Duration{Duration: 10 * time.Minute}
+	runSteps(t, nowindow, av("1.1.0"), []step{
+		{name: "within the apply timeout: it waits", after: 9 * time.Minute, workload: old,
+			wantStep: StepHealthCheck, wantPaused: true, wantReason: v1alpha1.ReasonAwaitingGitOps, wantGit: v110},
+		{name: "past it, nothing committed: withdrawn", after: 10 * time.Minute, workload: old,
+			wantReason: v1alpha1.EventNotAppliedFromGit, wantEvents: v1alpha1.EventNotAppliedFromGit, wantOutcome: OutcomeWithdrawn, wantGit: v100, wantRender: v100},
 	})
 }
 

@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -47,15 +48,25 @@ func idle(d *Decision, in Input) {
 	gate(d, in, w, calendar, choice)
 }
 
-// parseSpec parses the constraint and the calendar (the maintenance window, spec.windows and the
-// windows of the RolloutCalendars that pick the config); a bad one stalls the config.
+// parseSpec parses the constraint and the calendar (calendarOf); a bad one stalls the config.
 func parseSpec(d *Decision, in Input) (*version.Policy, *window.Calendar, bool) {
-	spec, now := in.Config.Spec, in.Now
-	policy, err := version.NewPolicy(spec.VersionConstraint)
+	policy, err := version.NewPolicy(in.Config.Spec.VersionConstraint)
 	if err != nil {
 		d.stalled(v1alpha1.EventInvalidSpec, "spec.versionConstraint: %v", err)
 		return nil, nil, false
 	}
+	calendar, err := calendarOf(in)
+	if err != nil {
+		d.stalled(v1alpha1.EventInvalidSpec, "%v", err)
+		return nil, nil, false
+	}
+	return policy, calendar, true
+}
+
+// calendarOf is the config's calendar: the maintenance window, spec.windows and the windows of
+// the RolloutCalendars that pick the config, each RolloutCalendar a group of its own.
+func calendarOf(in Input) (*window.Calendar, error) {
+	spec, now := in.Config.Spec, in.Now
 	var rules []window.Rule
 	if mw := spec.MaintenanceWindow; mw != nil {
 		win, err := window.Parse(mw.Schedule, v1alpha1.DurationOrZero(mw.Duration), mw.TimeZone)
@@ -63,16 +74,14 @@ func parseSpec(d *Decision, in Input) (*version.Policy, *window.Calendar, bool) 
 			err = win.Check(now)
 		}
 		if err != nil {
-			d.stalled(v1alpha1.EventInvalidSpec, "spec.maintenanceWindow: %v", err)
-			return nil, nil, false
+			return nil, fmt.Errorf("spec.maintenanceWindow: %w", err)
 		}
 		rules = append(rules, window.Rule{Every: win})
 	}
 	for _, cw := range spec.Windows {
 		r, err := calendarRule(cw, cw.Name, now)
 		if err != nil {
-			d.stalled(v1alpha1.EventInvalidSpec, "spec.windows[%s]: %v", cw.Name, err)
-			return nil, nil, false
+			return nil, fmt.Errorf("spec.windows[%s]: %w", cw.Name, err)
 		}
 		rules = append(rules, r)
 	}
@@ -81,13 +90,12 @@ func parseSpec(d *Decision, in Input) (*version.Policy, *window.Calendar, bool) 
 			r, err := calendarRule(cw, cw.Name+" of RolloutCalendar "+cal.Name, now)
 			r.Group = "RolloutCalendar " + cal.Name // its allow windows bind the config, whatever its own say
 			if err != nil {
-				d.stalled(v1alpha1.EventInvalidSpec, "RolloutCalendar %s, window %s: %v (the cluster admin's: until it is fixed, no version starts)", cal.Name, cw.Name, err)
-				return nil, nil, false
+				return nil, fmt.Errorf("RolloutCalendar %s, window %s: %w (the cluster admin's: until it is fixed, no version starts)", cal.Name, cw.Name, err)
 			}
 			rules = append(rules, r)
 		}
 	}
-	return policy, window.NewCalendar(rules...), true
+	return window.NewCalendar(rules...), nil
 }
 
 // calendarRule is the rule of one calendar window, named name in messages.
