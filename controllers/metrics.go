@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/inplace"
 	"github.com/rollgate/rollgate/controllers/rollout"
 )
 
@@ -59,6 +60,9 @@ var (
 	rolloutDeadlineDesc = prometheus.NewDesc("rolling_upgrade_deadline_timestamp_seconds",
 		"While a rollout or its rollback is in flight: the Unix time its health timeout ends. A rollout in flight long after it is stuck.",
 		configLabels, nil)
+	inPlaceOutSinceDesc = prometheus.NewDesc("rolling_upgrade_inplace_pod_out_since_timestamp_seconds",
+		"While a pod of an in-place upgrade is out of its Service by rollgate's readiness gate (draining, changing, or failed): the Unix time the one out longest left it.",
+		configLabels, nil)
 )
 
 // configMetrics are the rollout metrics of every config the manager has seen.
@@ -80,6 +84,7 @@ type configSeries struct {
 	active, circuitOpen, pending bool
 	held                         string  // what holds the version (rollout.HoldReason); "" when nothing does
 	deadline                     float64 // Unix seconds; 0 while nothing is in flight
+	outSince                     float64 // Unix seconds a pod changed in place left its Service; 0 for none
 	success, failure, rollbacks  uint64
 	durationSuccess              histogram
 	durationRollback             histogram
@@ -150,6 +155,17 @@ func (m *rolloutMetrics) record(ruc *v1alpha1.RollingUpgradeConfig, d rollout.De
 	if t, ok := rollout.Deadline(ruc.Spec, d.Annotations, st.HealthCheck); s.active && ok {
 		s.deadline = float64(t.Unix())
 	}
+	s.outSince = 0
+	if ip := st.InPlace; ip != nil {
+		for _, p := range ip.Pods {
+			switch inplace.State(p.State) {
+			case inplace.StateDraining, inplace.StateChanging, inplace.StateFailed:
+				if p.Since != nil && (s.outSince == 0 || float64(p.Since.Unix()) < s.outSince) {
+					s.outSince = float64(p.Since.Unix())
+				}
+			}
+		}
+	}
 
 	for _, p := range podUpgrades {
 		s.podUpgrades.observe(p.Seconds())
@@ -188,7 +204,7 @@ func (m *rolloutMetrics) forget(namespace, name string) {
 // Describe implements prometheus.Collector.
 func (m *rolloutMetrics) Describe(ch chan<- *prometheus.Desc) {
 	for _, d := range []*prometheus.Desc{rolloutDurationDesc, podUpgradeDurationDesc, rolloutActiveDesc, rolloutSuccessDesc,
-		rolloutFailureDesc, rolloutRollbacksDesc, circuitOpenDesc, versionPendingDesc, versionWaitingDesc, rolloutDeadlineDesc} {
+		rolloutFailureDesc, rolloutRollbacksDesc, circuitOpenDesc, versionPendingDesc, versionWaitingDesc, rolloutDeadlineDesc, inPlaceOutSinceDesc} {
 		ch <- d
 	}
 }
@@ -225,6 +241,9 @@ func (m *rolloutMetrics) series() []prometheus.Metric {
 			s.podUpgrades.metric(podUpgradeDurationDesc, ns, name))
 		if s.deadline != 0 {
 			out = append(out, prometheus.MustNewConstMetric(rolloutDeadlineDesc, prometheus.GaugeValue, s.deadline, ns, name))
+		}
+		if s.outSince != 0 {
+			out = append(out, prometheus.MustNewConstMetric(inPlaceOutSinceDesc, prometheus.GaugeValue, s.outSince, ns, name))
 		}
 		if s.held != "" {
 			out = append(out, prometheus.MustNewConstMetric(versionWaitingDesc, prometheus.GaugeValue, 1, ns, name, s.held))

@@ -15,6 +15,7 @@ import (
 	ctrlmetrics "sigs.k8s.io/controller-runtime/pkg/metrics"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/inplace"
 	"github.com/rollgate/rollgate/controllers/rollout"
 )
 
@@ -306,4 +307,30 @@ func BenchmarkMetricsOf5000Configs(b *testing.B) {
 	}
 	b.ReportMetric(float64(kept)/configs, "B/config")
 	b.ReportMetric(float64(forgetting.Microseconds())/1000, "ms-to-forget-all")
+}
+
+// While pods of an in-place upgrade are out of their Service by rollgate's gate, the config's
+// series says since when the one out longest left it (the alert RollgateInPlacePodHeldOut reads
+// it); none once every pod is back.
+func TestTheLongestPodOutOfServiceIsExported(t *testing.T) {
+	ruc := &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "metrics-inplace", Name: "db"}}
+	start := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
+	at := func(d time.Duration) *metav1.Time { return &metav1.Time{Time: start.Add(d)} }
+	m := newRolloutMetrics()
+	d := rollout.Decision{Status: v1alpha1.RollingUpgradeConfigStatus{Phase: v1alpha1.PhaseInProgress, InPlace: &v1alpha1.InPlaceStatus{Pods: []v1alpha1.InPlacePod{
+		{Name: "db-2", State: string(inplace.StateDone), Since: at(0)},
+		{Name: "db-1", State: string(inplace.StateChanging), Since: at(2 * time.Minute)},
+		{Name: "db-0", State: string(inplace.StateDraining), Since: at(3 * time.Minute)},
+	}}}}
+	m.record(ruc, d, start, nil)
+	if got := valueOf(t, seriesIn(t, m, "metrics-inplace"), "rolling_upgrade_inplace_pod_out_since_timestamp_seconds{db}"); got != float64(start.Add(2*time.Minute).Unix()) {
+		t.Errorf("out since %v, want db-1's change", got)
+	}
+	for i := range d.Status.InPlace.Pods {
+		d.Status.InPlace.Pods[i].State = string(inplace.StateDone)
+	}
+	m.record(ruc, d, start, nil)
+	if seriesIn(t, m, "metrics-inplace")["rolling_upgrade_inplace_pod_out_since_timestamp_seconds{db}"] != nil {
+		t.Error("the series stays once every pod is back in service")
+	}
 }
