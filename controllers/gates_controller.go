@@ -16,7 +16,6 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
-	"github.com/rollgate/rollgate/controllers/health"
 )
 
 // gatedAnnotation marks, in the manager's cache alone (never written), the shell of a StatefulSet
@@ -26,7 +25,8 @@ const gatedAnnotation = "rollgate.dev/cache-in-place-gated"
 // GateReconciler answers rollgate's readiness gate for the pods of every StatefulSet whose pod
 // template carries it while no config upgrades it in place: the config was deleted, its strategy
 // changed, or it never existed. A pod created from that template has the gate and no condition
-// for it, and without an answer it would never be Ready. A StatefulSet under an in-place upgrade
+// for it, and without an answer it would never be Ready; a pod drained when the config went while
+// no manager ran (its finalizer removed by hand) has it False. A StatefulSet under an in-place upgrade
 // is left to its config, whose plan answers new pods as they come (and whose drained pods must
 // stay out). The StatefulSet's events (its controller counts pods as they are created and become
 // ready) bring it here; its pods are read only then, and only for a gated one.
@@ -63,7 +63,7 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	var answered []string
 	for i := range pods {
 		pod := &pods[i]
-		if !hasGate(pod.Spec.ReadinessGates) || pod.DeletionTimestamp != nil || health.Condition(pod, v1alpha1.InPlaceReadinessGate) != nil {
+		if !hasGate(pod.Spec.ReadinessGates) || pod.DeletionTimestamp != nil || gateTrue(pod) {
 			continue
 		}
 		data, err := json.Marshal(gatePatch(true, "", r.Clock.Now()))

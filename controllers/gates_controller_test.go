@@ -20,8 +20,8 @@ import (
 
 // A StatefulSet whose pod template keeps rollgate's readiness gate while no config upgrades it in
 // place (the config deleted, say) gets the gate answered for each pod created since, which would
-// otherwise never be Ready, with one Warning that names them; a pod answered before, or one without
-// the gate, is left alone. Under an in-place upgrade, of a config of this shard or another, the
+// otherwise never be Ready, and each pod left drained, with one Warning that names them; a pod in
+// service, or one without the gate, is left alone. Under an in-place upgrade, of a config of this shard or another, the
 // config answers, and the pods are left to it.
 func TestAGateNobodyAnswersIsAnswered(t *testing.T) {
 	now := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
@@ -49,24 +49,27 @@ func TestAGateNobodyAnswersIsAnswered(t *testing.T) {
 			sts := dbStatefulSet(3, appsv1.OnDeleteStatefulSetStrategyType, "db:1.0.0", tc.gated)
 			ungated := gatedPod("db-2", "db:1.0.0", "")
 			ungated.Spec.ReadinessGates = nil
-			objs := append([]client.Object{sts, gatedPod("db-0", "db:1.0.0", ""), gatedPod("db-1", "db:1.0.0", corev1.ConditionTrue), ungated}, tc.configs...)
+			objs := append([]client.Object{sts, gatedPod("db-0", "db:1.0.0", ""), gatedPod("db-1", "db:1.0.0", corev1.ConditionTrue), ungated,
+				gatedPod("db-3", "db:1.0.0", corev1.ConditionFalse)}, tc.configs...)
 			c := fake.NewClientBuilder().WithScheme(newScheme(t)).WithStatusSubresource(&corev1.Pod{}).WithObjects(objs...).Build()
 			rec := events.NewFakeRecorder(10)
 			r := &GateReconciler{Client: shardCache{Client: c, foreign: tc.foreign}, APIReader: c, Recorder: rec, Clock: clocktesting.NewFakePassiveClock(now)}
 			if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(sts)}); err != nil {
 				t.Fatal(err)
 			}
-			var fresh corev1.Pod
-			if err := c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "db-0"}, &fresh); err != nil {
-				t.Fatal(err)
-			}
-			gate := health.Condition(&fresh, v1alpha1.InPlaceReadinessGate)
-			if answered := gate != nil && gate.Status == corev1.ConditionTrue; answered != tc.answered {
-				t.Errorf("db-0 answered %v (%+v), want %v", answered, gate, tc.answered)
+			for _, name := range []string{"db-0", "db-3"} {
+				var fresh corev1.Pod
+				if err := c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: name}, &fresh); err != nil {
+					t.Fatal(err)
+				}
+				gate := health.Condition(&fresh, v1alpha1.InPlaceReadinessGate)
+				if answered := gate != nil && gate.Status == corev1.ConditionTrue; answered != tc.answered {
+					t.Errorf("%s answered %v (%+v), want %v", name, answered, gate, tc.answered)
+				}
 			}
 			var want []string
 			if tc.answered {
-				want = []string{"Warning UnansweredReadinessGate the pod template keeps the readiness gate rollgate.dev/in-place-ready while no RollingUpgradeConfig upgrades this StatefulSet in place: rollgate answered it for pods db-0; " +
+				want = []string{"Warning UnansweredReadinessGate the pod template keeps the readiness gate rollgate.dev/in-place-ready while no RollingUpgradeConfig upgrades this StatefulSet in place: rollgate answered it for pods db-0, db-3; " +
 					"remove the gate from the template (pods created while no rollgate manager runs are never Ready)"}
 			}
 			close(rec.Events)
