@@ -14,6 +14,13 @@ func every(t *testing.T, name, schedule string, d time.Duration, zone string, de
 	return Rule{Name: name, Deny: deny, Every: w}
 }
 
+// office is an admin's calendar (a group of its own) that allows 8 hours from schedule, in Berlin.
+func office(t *testing.T, schedule string) Rule {
+	r := every(t, "office", schedule, 8*time.Hour, "Europe/Berlin", false)
+	r.Group = "RolloutCalendar ops"
+	return r
+}
+
 func TestCalendar(t *testing.T) {
 	const berlin, newYork, tokyo = "Europe/Berlin", "America/New_York", "Asia/Tokyo"
 	nights := every(t, "nights", "0 1 * * *", 4*time.Hour, berlin, false) // 01:00-05:00 Berlin
@@ -54,25 +61,13 @@ func TestCalendar(t *testing.T) {
 		// An admin's calendar (another group) restricts a config that has allow windows of its
 		// own: both must be open.
 		{name: "the config's window open, the admin's closed: closed until both are", rules: []Rule{nights,
-			func() Rule {
-				r := every(t, "office", "0 4 * * *", 8*time.Hour, berlin, false)
-				r.Group = "RolloutCalendar ops"
-				return r
-			}()},
+			office(t, "0 4 * * *")},
 			zone: berlin, now: "2026-12-01 02:00:00", by: "office", next: "2026-12-01 04:00:00"},
 		{name: "both open: open", rules: []Rule{nights,
-			func() Rule {
-				r := every(t, "office", "0 4 * * *", 8*time.Hour, berlin, false)
-				r.Group = "RolloutCalendar ops"
-				return r
-			}()},
+			office(t, "0 4 * * *")},
 			zone: berlin, now: "2026-12-01 04:30:00", open: true, by: "nights"},
 		{name: "the admin's open, the config's closed: closed until both are, the next night's overlap", rules: []Rule{nights,
-			func() Rule {
-				r := every(t, "office", "0 4 * * *", 8*time.Hour, berlin, false)
-				r.Group = "RolloutCalendar ops"
-				return r
-			}()},
+			office(t, "0 4 * * *")},
 			zone: berlin, now: "2026-12-01 10:00:00", by: "office", next: "2026-12-02 04:00:00"},
 		{name: "a one-off allow that is over never opens again", rules: []Rule{{Name: "once", From: at(t, berlin, "2026-11-01 00:00:00"), To: at(t, berlin, "2026-11-02 00:00:00")}},
 			zone: berlin, now: "2026-12-01 00:00:00", by: ""},
@@ -131,18 +126,10 @@ func TestNextFit(t *testing.T) {
 		{name: "denies alone: until the next deny", rules: []Rule{every(t, "weekends", "0 0 * * 6", 48*time.Hour, berlin, true)},
 			now: "2026-12-04 23:00:00", need: 2 * time.Hour, want: "2026-12-07 00:00:00"},
 		{name: "two calendars: the overlap of their windows", rules: []Rule{nights,
-			func() Rule {
-				r := every(t, "office", "0 4 * * *", 8*time.Hour, berlin, false)
-				r.Group = "RolloutCalendar ops"
-				return r
-			}()},
+			office(t, "0 4 * * *")},
 			now: "2026-12-01 02:00:00", need: 90 * time.Minute},
 		{name: "two calendars: an overlap long enough", rules: []Rule{nights,
-			func() Rule {
-				r := every(t, "office", "0 3 * * *", 8*time.Hour, berlin, false)
-				r.Group = "RolloutCalendar ops"
-				return r
-			}()},
+			office(t, "0 3 * * *")},
 			now: "2026-12-01 00:00:00", need: 90 * time.Minute, want: "2026-12-01 03:00:00"},
 	} {
 		var want time.Time
