@@ -170,15 +170,19 @@ func TestIntegrationInvalidSpecsAreRejected(t *testing.T) {
 		{"an in-place maxUnavailable of 0", func(u *unstructured.Unstructured) {
 			set(u, map[string]any{"kind": "StatefulSet", "name": "db"}, "spec", "targetRef")
 			set(u, map[string]any{"type": "InPlace", "inPlace": map[string]any{"maxUnavailable": int64(0)}}, "spec", "strategy")
-		}, "maxUnavailable must be a number of at least 1 or a percentage such as 25%"},
+		}, "maxUnavailable must be a number from 1 to 100000 or a percentage such as 25%"},
 		{"an in-place maxUnavailable of 0%", func(u *unstructured.Unstructured) {
 			set(u, map[string]any{"kind": "StatefulSet", "name": "db"}, "spec", "targetRef")
 			set(u, map[string]any{"type": "InPlace", "inPlace": map[string]any{"maxUnavailable": "0%"}}, "spec", "strategy")
-		}, "maxUnavailable must be a number of at least 1 or a percentage such as 25%"},
+		}, "maxUnavailable must be a number from 1 to 100000 or a percentage such as 25%"},
+		{"an in-place maxUnavailable past an int32", func(u *unstructured.Unstructured) {
+			set(u, map[string]any{"kind": "StatefulSet", "name": "db"}, "spec", "targetRef")
+			set(u, map[string]any{"type": "InPlace", "inPlace": map[string]any{"maxUnavailable": int64(3000000000)}}, "spec", "strategy")
+		}, "maxUnavailable must be a number from 1 to 100000 or a percentage such as 25%"},
 		{"an in-place maxUnavailable that is neither", func(u *unstructured.Unstructured) {
 			set(u, map[string]any{"kind": "StatefulSet", "name": "db"}, "spec", "targetRef")
 			set(u, map[string]any{"type": "InPlace", "inPlace": map[string]any{"maxUnavailable": "two"}}, "spec", "strategy")
-		}, "maxUnavailable must be a number of at least 1 or a percentage such as 25%"},
+		}, "maxUnavailable must be a number from 1 to 100000 or a percentage such as 25%"},
 		{"an in-place podReadyTimeout that is no duration", func(u *unstructured.Unstructured) {
 			set(u, map[string]any{"kind": "StatefulSet", "name": "db"}, "spec", "targetRef")
 			set(u, map[string]any{"type": "InPlace", "inPlace": map[string]any{"podReadyTimeout": "soon"}}, "spec", "strategy")

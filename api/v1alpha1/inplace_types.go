@@ -56,7 +56,7 @@ type InPlaceStrategy struct {
 	// partition), and no pod in service is drained while as many are out. A
 	// PodDisruptionBudget that selects the pods is honoured as well. Default 1.
 	// +kubebuilder:validation:XIntOrString
-	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 1 : self.matches('^[1-9][0-9]*%$')",message="maxUnavailable must be a number of at least 1 or a percentage such as 25%"
+	// +kubebuilder:validation:XValidation:rule="type(self) == int ? self >= 1 && self <= 100000 : self.matches('^[1-9][0-9]{0,2}%$')",message="maxUnavailable must be a number from 1 to 100000 or a percentage such as 25%"
 	// +optional
 	MaxUnavailable *intstr.IntOrString `json:"maxUnavailable,omitempty"`
 

@@ -118,8 +118,9 @@ var funcs = map[string]bool{"and": true, "or": true, "not": true, "len": true, "
 // A tenant writes it and the manager runs it, so what it may do is bounded before it runs once: it
 // calls only funcs, defines and calls no other template (which could call each other for ever),
 // ranges over the data's lists alone (not over a number, which would loop as long as it says) and
-// over .Outcomes only once (not once per outcome); its work is counted against maxSteps before
-// each run, and its output bounded by maxMessage.
+// over .Outcomes only once (not once per outcome) and over .FailedVersions not inside another
+// range over them; its work is counted against maxSteps before each run, and its output bounded by
+// maxMessage.
 func ParseMessageTemplate(text string) (*template.Template, error) {
 	if text == "" {
 		return defaultMessage, nil
@@ -131,7 +132,7 @@ func ParseMessageTemplate(text string) (*template.Template, error) {
 	if len(t.Templates()) > 1 {
 		return nil, errors.New("define and block are not allowed: a message is one template")
 	}
-	if err := allowed(t.Root, false); err != nil {
+	if err := allowed(t.Root, ""); err != nil {
 		return nil, err
 	}
 	example := Outcome{Namespace: "shop", Name: "web", Image: "ghcr.io/acme/web", Version: "1.2.0",
@@ -144,9 +145,10 @@ func ParseMessageTemplate(text string) (*template.Template, error) {
 	return t, nil
 }
 
-// allowed refuses what a message template may not do (see ParseMessageTemplate); inRange: n is
-// inside a range.
-func allowed(n parse.Node, inRange bool) error {
+// allowed refuses what a message template may not do (see ParseMessageTemplate); inRange is the
+// list of the innermost range n is in ("" for none). Ranges nest two deep at most (the outcomes,
+// then their failed versions), so the work a template may do is a product of two lengths.
+func allowed(n parse.Node, inRange string) error {
 	switch n := n.(type) {
 	case *parse.ListNode:
 		if n == nil {
@@ -187,10 +189,12 @@ func allowed(n parse.Node, inRange bool) error {
 		switch {
 		case list == "":
 			return fmt.Errorf("range %s: range over a list of the data alone, such as .Outcomes", n.Pipe)
-		case list == "Outcomes" && inRange:
+		case list == "FailedVersions" && inRange == "FailedVersions":
+			return fmt.Errorf("range %s: a range over .FailedVersions inside another would run once per failed version", n.Pipe)
+		case list == "Outcomes" && inRange != "":
 			return fmt.Errorf("range %s: a range over .Outcomes inside another range would run once per outcome", n.Pipe)
 		}
-		return errors.Join(allowed(n.List, true), allowed(n.ElseList, inRange))
+		return errors.Join(allowed(n.List, list), allowed(n.ElseList, inRange))
 	}
 	return nil
 }
@@ -219,7 +223,7 @@ func steps(n parse.Node, data MessageData) int {
 		}
 		s := 0
 		for _, c := range n.Nodes {
-			s += steps(c, data)
+			s = saturated(s + steps(c, data))
 		}
 		return s
 	case *parse.ActionNode:
@@ -245,10 +249,14 @@ func steps(n parse.Node, data MessageData) int {
 				times = max(times, len(o.FailedVersions))
 			}
 		}
-		return 1 + steps(n.Pipe, data) + max(times, 1)*steps(n.List, data) + steps(n.ElseList, data)
+		return saturated(1 + steps(n.Pipe, data) + saturated(max(times, 1)*steps(n.List, data)) + steps(n.ElseList, data))
 	}
 	return 1
 }
+
+// saturated keeps a count of steps from passing maxSteps by far, so that no sum or product of them
+// can overflow: past maxSteps, the count only says "too many".
+func saturated(n int) int { return min(n, maxSteps+1) }
 
 // execute runs t on data, failing before it starts when it could take more than maxSteps, and once
 // the output passes maxMessage.

@@ -21,6 +21,7 @@ func FuzzMessageTemplate(f *testing.F) {
 		`{{ with index .Outcomes 0 }}{{ range $i, $v := .FailedVersions }}{{ if gt $i 0 }},{{ end }}{{ $v }}{{ end }}{{ end }}`,
 		`{{ range .Outcomes }}{{ printf "%999999d" 1 }}{{ end }}`,
 		`{{ define "a" }}{{ template "a" . }}{{ template "a" . }}{{ end }}{{ template "a" . }}`,
+		`{{ range .Outcomes }}{{ $o := . }}{{ with $o }}{{ range .FailedVersions }}{{ with $o }}{{ range .FailedVersions }}{{ end }}{{ end }}{{ end }}{{ end }}{{ end }}`,
 	} {
 		f.Add(seed)
 	}

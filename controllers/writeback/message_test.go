@@ -125,6 +125,8 @@ func TestAMessageTemplateIsTriedBeforeUse(t *testing.T) {
 		{`{{ template "message" . }}`, "may not call another template"},
 		{`{{ range .Outcomes }}{{ with $ }}{{ range .Outcomes }}{{ end }}{{ end }}{{ end }}`, "inside another range"},
 		{`{{ range .Outcomes }}{{ range .FailedVersions }}{{ range $.Outcomes }}{{ end }}{{ end }}{{ end }}`, "range over a list of the data alone"},
+		{`{{ range .Outcomes }}{{ $o := . }}{{ with $o }}{{ range .FailedVersions }}{{ with $o }}{{ range .FailedVersions }}{{ end }}{{ end }}{{ end }}{{ end }}{{ end }}`,
+			"a range over .FailedVersions inside another"},
 	} {
 		if _, err := ParseMessageTemplate(tc.tmpl); err == nil || !strings.Contains(err.Error(), tc.err) {
 			t.Errorf("%q: error %v, want one saying %q", tc.tmpl, err, tc.err)
