@@ -251,12 +251,12 @@ func (r *RollingUpgradeConfigReconciler) gather(ctx context.Context, ruc *v1alph
 		pod = w.podSpec()
 		in.Measurements = measure(ctx, r.Metrics, r.Waits, ruc, in.Workload, in.Now)
 	}
-	if rollout.AnnotationsOf(ruc).Step == rollout.StepIdle && ruc.DeletionTimestamp == nil {
-		if r.Calendars {
-			if in.Calendars, err = calendarsFor(ctx, r.Client, r.APIReader, ruc); err != nil {
-				return in, nil, err
-			}
+	if r.Calendars && rollout.NeedsCalendars(ruc) {
+		if in.Calendars, err = calendarsFor(ctx, r.Client, r.APIReader, ruc); err != nil {
+			return in, nil, err
 		}
+	}
+	if rollout.AnnotationsOf(ruc).Step == rollout.StepIdle && ruc.DeletionTimestamp == nil {
 		if err := gatherCandidates(ctx, r.Client, r.registry(), ruc, pod, &in); err != nil {
 			return in, nil, err
 		}

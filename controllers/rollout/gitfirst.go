@@ -90,21 +90,32 @@ func awaitingGit(d *Decision, in Input, w *Workload, started time.Time) bool {
 }
 
 // uncommitted says why a GitFirst start whose commit Git has not taken may no longer be made: the
-// apply timeout since the start has passed, or the calendar has closed; "" while it may.
+// apply timeout since the start has passed, or the calendar that let it start has closed (for a
+// minute: a push that made it may be on its way to the status); "" while it may. A start the
+// calendar did not let in (a target set by hand outside the windows) is bound by the timeout alone.
 func uncommitted(in Input, started time.Time, timeout time.Duration) string {
 	if !in.Now.Before(started.Add(timeout)) {
 		return fmt.Sprintf("was not committed to Git within %s of its start", timeout)
 	}
-	if cal, err := calendarOf(in); err == nil {
-		if at := cal.At(in.Now); !at.Open {
-			by := "its calendar"
-			if at.By != nil {
-				by = at.By.String()
-			}
-			return "was not committed to Git before the calendar closed (" + by + ")"
+	if cal, err := calendarOf(in); err == nil && cal.Open(started) && !cal.Open(in.Now.Add(-commitGrace)) {
+		by := "its calendar"
+		if at := cal.At(in.Now); at.By != nil {
+			by = at.By.String()
 		}
+		return "was not committed to Git before the calendar closed (" + by + ")"
 	}
 	return ""
+}
+
+// commitGrace is how long a calendar has been closed before a GitFirst start not yet committed is
+// withdrawn for it.
+const commitGrace = time.Minute
+
+// NeedsCalendars reports whether a decision on cfg reads the RolloutCalendars that pick it: to
+// start a version, or to judge whether a GitFirst start not yet committed may still be.
+func NeedsCalendars(cfg *v1alpha1.RollingUpgradeConfig) bool {
+	a := AnnotationsOf(cfg)
+	return cfg.DeletionTimestamp == nil && (a.Step == StepIdle || (gitFirst(cfg) && awaitingArrival(a)))
 }
 
 // committedSince is when Git last took what the config's status says, if that was at since or

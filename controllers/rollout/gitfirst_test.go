@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -217,6 +218,36 @@ func TestAGitFirstCommitNotMadeWhileAllowedIsWithdrawn(t *testing.T) {
 		{name: "the window closed, nothing committed: withdrawn, Git to say 1.0.0", after: 61 * time.Minute, workload: old,
 			wantReason: v1alpha1.EventNotAppliedFromGit, wantEvents: v1alpha1.EventNotAppliedFromGit, wantOutcome: OutcomeWithdrawn, wantGit: v100, wantRender: v100},
 	})
+	// A target set by hand outside the window (the calendar did not let it in) waits for its
+	// commit up to the apply timeout, not withdrawn at once for a calendar that is closed.
+	hand := started.DeepCopy()
+	hand.Annotations[v1alpha1.UpdateStartedAnnotation] = now.Add(2 * time.Hour).Format(time.RFC3339)
+	hand.Annotations[v1alpha1.CheckPausedAnnotation] = hand.Annotations[v1alpha1.UpdateStartedAnnotation]
+	runSteps(t, hand, nil, []step{
+		{name: "a target set by hand outside the window: it waits for its commit", after: 2*time.Hour + 5*time.Minute, workload: old,
+			wantStep: StepHealthCheck, wantPaused: true, wantReason: v1alpha1.ReasonAwaitingGitOps, wantGit: v110},
+	})
+	// An admin's calendar that let it start and closes withdraws it the same way.
+	admin := started.DeepCopy()
+	admin.Spec.MaintenanceWindow = nil
+	ops := &v1alpha1.RolloutCalendar{ObjectMeta: metav1.ObjectMeta{Name: "ops"}, Spec: v1alpha1.RolloutCalendarSpec{Windows: []v1alpha1.CalendarWindow{
+		{Name: "mornings", Schedule: "0 2 * * *", Duration: &metav1.Duration{Duration: 30 * time.Minute}, TimeZone: "UTC"}}}}
+	for _, tc := range []struct {
+		after    time.Duration
+		outcome  Outcome
+		withdraw bool
+	}{{20 * time.Minute, OutcomeNone, false}, {30*time.Minute + 30*time.Second, OutcomeNone, false}, {31 * time.Minute, OutcomeWithdrawn, true}} {
+		d := Decide(Input{Now: now.Add(tc.after), Config: admin, Workload: old, Calendars: []*v1alpha1.RolloutCalendar{ops}})
+		if d.Outcome != tc.outcome {
+			t.Errorf("the admin's calendar, %s after the start: outcome %q, want %q", tc.after, d.Outcome, tc.outcome)
+		}
+		if r := condition(d, meta.ReadyCondition); tc.withdraw && !strings.Contains(r.Message, "was not committed to Git before the calendar closed (window mornings of RolloutCalendar ops") {
+			t.Errorf("the admin's calendar closed: Ready %+v", r)
+		}
+	}
+	if !NeedsCalendars(admin) {
+		t.Error("a GitFirst start not yet committed reads no RolloutCalendar")
+	}
 	// No window: the apply timeout from the start bounds the wait for the commit.
 	nowindow := started.DeepCopy()
 	nowindow.Spec.MaintenanceWindow, nowindow.Spec.GitWriteBack.ApplyTimeout = nil, &metav1.Duration{Duration: 10 * time.Minute}
