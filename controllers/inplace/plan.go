@@ -218,11 +218,14 @@ func Make(in Input) Plan {
 		slices.Reverse(order)
 	}
 
-	var unavailable int32              // out of service, whoever took them out, or on their way back
-	var waiting []int                  // indexes into p.Pods of the pods still to move, in order
-	for o := in.First; o < from; o++ { // the pods the upgrade never moves count too
+	var unavailable int32 // out of service, whoever took them out, or on their way back
+	var down []string     // of those, the ones the upgrade did not take out and cannot move now
+	var waiting []int     // indexes into p.Pods of the pods still to move, in order
+	// The pods the upgrade never moves count too.
+	for o := in.First; o < from; o++ {
 		if pod := byOrdinal[o]; pod == nil || pod.Deleting || !pod.InService {
 			unavailable++
+			down = append(down, fmt.Sprintf("ordinal %d", o))
 		}
 	}
 	var missing, ungated, failed []string
@@ -357,7 +360,7 @@ func Make(in Input) Plan {
 		return p
 	}
 	p.Actions = append(undrain, p.Actions...)
-	held := p.drain(in, waiting, unavailable)
+	held := p.drain(in, waiting, unavailable, down)
 	if len(p.Actions) > 0 {
 		p.Next = sooner(p.Next, time.Second) // what the writes start, no watched object may tell
 	}
@@ -365,10 +368,13 @@ func Make(in Input) Plan {
 	return p
 }
 
-// drain takes the next pods in order out of their Service (waiting indexes p.Pods), while fewer
-// than maxUnavailable pods are out of service and every budget that selects the pod allows it. A
-// pod out of service already leaves at no cost. It says what holds the next pod, if a budget does.
-func (p *Plan) drain(in Input, waiting []int, unavailable int32) string {
+// drain takes pods still to move out of their Service (waiting indexes p.Pods, in order): first
+// every one out of service already, at no cost (a pod crash-looping on the old image gets the new
+// one first, rather than hold the others for ever); then the next ones in service, in order, while
+// fewer than maxUnavailable pods are out of service and every budget that selects the pod allows
+// it. It says what holds the next pod in service: a budget, or pods down that the upgrade did not
+// take out and cannot move (down).
+func (p *Plan) drain(in Input, waiting []int, unavailable int32, down []string) string {
 	if !in.Move {
 		return ""
 	}
@@ -376,32 +382,45 @@ func (p *Plan) drain(in Input, waiting []int, unavailable int32) string {
 	for i := range in.Pods {
 		byName[in.Pods[i].Name] = &in.Pods[i]
 	}
+	take := func(i int) {
+		p.Actions = append(p.Actions, Action{Drain, p.Pods[i].Name})
+		p.Pods[i].State, p.Pods[i].Since = StateDraining, in.Now
+		p.Next = sooner(p.Next, in.Grace)
+	}
+	var inService []int
+	for _, i := range waiting {
+		if byName[p.Pods[i].Name].InService {
+			inService = append(inService, i)
+		} else {
+			take(i)
+		}
+	}
 	allowed := make([]int32, len(in.Budgets))
 	for b := range in.Budgets {
 		allowed[b] = in.Budgets[b].allows(in.Pods)
 	}
-	for _, i := range waiting {
+	for _, i := range inService {
 		name := p.Pods[i].Name
-		if byName[name].InService {
-			if unavailable >= max(in.MaxUnavailable, 1) {
-				return ""
+		if limit := max(in.MaxUnavailable, 1); unavailable >= limit {
+			if len(down) == 0 {
+				return "" // the upgrade's own pods: the next goes when one is back
 			}
-			for b, budget := range in.Budgets {
-				if budget.Selects[name] && allowed[b] <= 0 {
-					p.Next = sooner(p.Next, BudgetPoll) // its status changes with pods no watch here sees
-					return fmt.Sprintf("PodDisruptionBudget %s allows no disruption: %s waits", budget.Name, name)
-				}
-			}
-			for b, budget := range in.Budgets {
-				if budget.Selects[name] {
-					allowed[b]--
-				}
-			}
-			unavailable++
+			p.Next = sooner(p.Next, BudgetPoll) // a pod down comes back with no event here
+			return fmt.Sprintf("%s out of service, which the upgrade did not take out, and maxUnavailable is %d: %s waits", strings.Join(down, ", "), limit, name)
 		}
-		p.Actions = append(p.Actions, Action{Drain, name})
-		p.Pods[i].State, p.Pods[i].Since = StateDraining, in.Now
-		p.Next = sooner(p.Next, in.Grace)
+		for b, budget := range in.Budgets {
+			if budget.Selects[name] && allowed[b] <= 0 {
+				p.Next = sooner(p.Next, BudgetPoll) // its status changes with pods no watch here sees
+				return fmt.Sprintf("PodDisruptionBudget %s allows no disruption: %s waits", budget.Name, name)
+			}
+		}
+		for b, budget := range in.Budgets {
+			if budget.Selects[name] {
+				allowed[b]--
+			}
+		}
+		unavailable++
+		take(i)
 	}
 	return ""
 }

@@ -144,8 +144,8 @@ func TestMaxUnavailableCountsWhatTheUpgradeDid(t *testing.T) {
 	}
 	broken := five(oldImage)
 	broken[4].Ready, broken[4].InService, broken[2].Ready, broken[2].InService = false, false, false, false
-	if p := Make(input(broken...)); actions(p) != "Drain db-4" {
-		t.Errorf("db-4 and db-2 not ready before the upgrade: %q, want db-4 (out of service already) drained in its turn, and no other", actions(p))
+	if p := Make(input(broken...)); actions(p) != "Drain db-4, Drain db-2" {
+		t.Errorf("db-4 and db-2 not ready before the upgrade: %q, want both (out of service already) drained, and db-3 kept in service", actions(p))
 	}
 	// A pod the StatefulSet recreated on the image, not yet ready, counts: nothing more leaves.
 	recreated := five(oldImage)
@@ -170,18 +170,21 @@ func TestMaxUnavailableCountsEveryPodOutOfService(t *testing.T) {
 	}
 	down := func(o int) func([]Pod) { return func(p []Pod) { p[o].Ready, p[o].InService = false, false } }
 	for _, tc := range []struct {
-		name, actions string
-		in            Input
+		name, actions, message string
+		in                     Input
 	}{
-		{"all in service: db-2 leaves", "Drain db-2", three()},
-		{"db-0 down: none leaves", "", three(down(0))},
-		{"db-1 down: none leaves", "", three(down(1))},
-		{"db-2, next in turn, down: it is drained (nothing more goes out), no other", "Drain db-2", three(down(2))},
-		{"db-0 below the partition down: none leaves", "", func() Input { in := three(down(0)); in.Partition = 1; return in }()},
-		{"db-0 below the partition missing: none leaves", "", func() Input { in := three(); in.Pods = in.Pods[1:]; return in }()},
+		{"all in service: db-2 leaves", "Drain db-2", "", three()},
+		{"db-0 down: it is drained first, at no cost, and no pod in service", "Drain db-0", "", three(down(0))},
+		{"db-1 down: it is drained first, and no pod in service", "Drain db-1", "", three(down(1))},
+		{"db-2, next in turn, down: it is drained, no other", "Drain db-2", "", three(down(2))},
+		{"db-0 below the partition down: none leaves, and the message says why", "",
+			"ordinal 0 out of service, which the upgrade did not take out, and maxUnavailable is 1: db-2 waits",
+			func() Input { in := three(down(0)); in.Partition = 1; return in }()},
+		{"db-0 below the partition missing: none leaves", "", "ordinal 0 out of service",
+			func() Input { in := three(); in.Pods = in.Pods[1:]; in.Partition = 1; return in }()},
 	} {
-		if p := Make(tc.in); actions(p) != tc.actions {
-			t.Errorf("%s: actions %q, want %q", tc.name, actions(p), tc.actions)
+		if p := Make(tc.in); actions(p) != tc.actions || !strings.Contains(p.Verdict.Message, tc.message) {
+			t.Errorf("%s: actions %q, verdict %q; want %q and a message saying %q", tc.name, actions(p), p.Verdict.Message, tc.actions, tc.message)
 		}
 	}
 }
