@@ -133,6 +133,7 @@ func (r *GitWriteBackReconciler) Reconcile(ctx context.Context, req ctrl.Request
 		return ctrl.Result{RequeueAfter: retryFileErrors}, r.record(ctx, &ruc, nil, nil, creds.err)
 	}
 	if p := creds.allowed.Refused(want); p != "" {
+		r.Queue.Forget(req.NamespacedName) // a request made before the paths were narrowed is not written either
 		return ctrl.Result{RequeueAfter: retryFileErrors}, r.record(ctx, &ruc, nil, nil, writeback.RefusedError(p, gwb.Spec.SecretRef.Name, creds.allowed))
 	}
 	r.Queue.Submit(writeback.Request{
@@ -203,7 +204,8 @@ func (r *GitWriteBackReconciler) remote(ctx context.Context, gwb *v1alpha1.GitWr
 		}
 		return remote, nil, nil, err
 	}
-	allowed := writeback.ParseAllowedPaths(string(s.Data["allowedPaths"]))
+	paths, given := s.Data["allowedPaths"]
+	allowed := writeback.ParseAllowedPaths(string(paths), given)
 	password, values := string(s.Data["password"]), secretValues(&s)
 	if ssh {
 		user := u.User.Username()

@@ -14,9 +14,13 @@ type AllowedPaths []string
 
 // ParseAllowedPaths reads allowedPaths: entries separated by new lines or commas, each a directory
 // ending in "/" (everything under it), a file, or a path.Match pattern (a "*" stays within one
-// directory). nil for none given: every path is allowed.
-func ParseAllowedPaths(s string) AllowedPaths {
-	var out AllowedPaths
+// directory). Given (the key is in the Secret) but empty, it allows no path; nil (not given)
+// allows every path.
+func ParseAllowedPaths(s string, given bool) AllowedPaths {
+	if !given {
+		return nil
+	}
+	out := AllowedPaths{}
 	for _, e := range strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == ',' }) {
 		if e = strings.TrimSpace(e); e != "" {
 			out = append(out, strings.TrimPrefix(e, "/"))
