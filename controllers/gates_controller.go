@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/client-go/tools/events"
 	"k8s.io/utils/clock"
@@ -16,6 +18,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/controllers/health"
 )
 
 // gatedAnnotation marks, in the manager's cache alone (never written), the shell of a StatefulSet
@@ -63,7 +66,12 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	var answered []string
 	for i := range pods {
 		pod := &pods[i]
-		if !hasGate(pod.Spec.ReadinessGates) || pod.DeletionTimestamp != nil || gateTrue(pod) {
+		if !ownedBy(pod, &sts) || !hasGate(pod.Spec.ReadinessGates) || pod.DeletionTimestamp != nil || gateTrue(pod) {
+			continue
+		}
+		// A gate set False a moment ago is someone's drain in flight (a config that has just
+		// turned to InPlace, listed above before it wrote): it is left to its config.
+		if c := health.Condition(pod, v1alpha1.InPlaceReadinessGate); c != nil && r.Clock.Since(c.LastTransitionTime.Time) < freshDrain {
 			continue
 		}
 		data, err := json.Marshal(gatePatch(true, "", r.Clock.Now()))
@@ -82,6 +90,15 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 			v1alpha1.InPlaceReadinessGate, strings.Join(answered, ", "))
 	}
 	return ctrl.Result{}, nil
+}
+
+// freshDrain is how long a gate set False is taken for a drain in flight.
+const freshDrain = time.Minute
+
+// ownedBy: pod is one of sts's (its controller), not another workload's that the selector matches.
+func ownedBy(pod *corev1.Pod, sts *appsv1.StatefulSet) bool {
+	ref := metav1.GetControllerOf(pod)
+	return ref != nil && ref.UID == sts.UID
 }
 
 // upgradedInPlace reports whether a config, of any shard (listed live), upgrades sts in place: its

@@ -10,6 +10,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/client-go/tools/events"
 	clocktesting "k8s.io/utils/clock/testing"
+	"k8s.io/utils/ptr"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
@@ -21,7 +22,8 @@ import (
 // A StatefulSet whose pod template keeps rollgate's readiness gate while no config upgrades it in
 // place (the config deleted, say) gets the gate answered for each pod created since, which would
 // otherwise never be Ready, and each pod left drained, with one Warning that names them; a pod in
-// service, or one without the gate, is left alone. Under an in-place upgrade, of a config of this shard or another, the
+// service, one without the gate, one drained a moment ago (a drain in flight) and another
+// workload's pod that the selector matches are left alone. Under an in-place upgrade, of a config of this shard or another, the
 // config answers, and the pods are left to it.
 func TestAGateNobodyAnswersIsAnswered(t *testing.T) {
 	now := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
@@ -47,24 +49,32 @@ func TestAGateNobodyAnswersIsAnswered(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			sts := dbStatefulSet(3, appsv1.OnDeleteStatefulSetStrategyType, "db:1.0.0", tc.gated)
-			ungated := gatedPod("db-2", "db:1.0.0", "")
+			sts.UID = "db-uid"
+			owned := func(p *corev1.Pod) *corev1.Pod {
+				p.OwnerReferences = []metav1.OwnerReference{{APIVersion: "apps/v1", Kind: "StatefulSet", Name: "db", UID: sts.UID, Controller: ptr.To(true)}}
+				return p
+			}
+			ungated := owned(gatedPod("db-2", "db:1.0.0", ""))
 			ungated.Spec.ReadinessGates = nil
-			objs := append([]client.Object{sts, gatedPod("db-0", "db:1.0.0", ""), gatedPod("db-1", "db:1.0.0", corev1.ConditionTrue), ungated,
-				gatedPod("db-3", "db:1.0.0", corev1.ConditionFalse)}, tc.configs...)
+			fresh := owned(gatedPod("db-4", "db:1.0.0", corev1.ConditionFalse)) // a drain in flight
+			fresh.Status.Conditions[0].LastTransitionTime = metav1.NewTime(now.Add(-10 * time.Second))
+			objs := append([]client.Object{sts, owned(gatedPod("db-0", "db:1.0.0", "")), owned(gatedPod("db-1", "db:1.0.0", corev1.ConditionTrue)), ungated,
+				owned(gatedPod("db-3", "db:1.0.0", corev1.ConditionFalse)), fresh,
+				gatedPod("other-0", "db:1.0.0", "")}, tc.configs...) // another workload's pod the selector matches
 			c := fake.NewClientBuilder().WithScheme(newScheme(t)).WithStatusSubresource(&corev1.Pod{}).WithObjects(objs...).Build()
 			rec := events.NewFakeRecorder(10)
 			r := &GateReconciler{Client: shardCache{Client: c, foreign: tc.foreign}, APIReader: c, Recorder: rec, Clock: clocktesting.NewFakePassiveClock(now)}
 			if _, err := r.Reconcile(ctx, ctrl.Request{NamespacedName: client.ObjectKeyFromObject(sts)}); err != nil {
 				t.Fatal(err)
 			}
-			for _, name := range []string{"db-0", "db-3"} {
-				var fresh corev1.Pod
-				if err := c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: name}, &fresh); err != nil {
+			for name, want := range map[string]bool{"db-0": tc.answered, "db-3": tc.answered, "db-4": false, "other-0": false} {
+				var got corev1.Pod
+				if err := c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: name}, &got); err != nil {
 					t.Fatal(err)
 				}
-				gate := health.Condition(&fresh, v1alpha1.InPlaceReadinessGate)
-				if answered := gate != nil && gate.Status == corev1.ConditionTrue; answered != tc.answered {
-					t.Errorf("%s answered %v (%+v), want %v", name, answered, gate, tc.answered)
+				gate := health.Condition(&got, v1alpha1.InPlaceReadinessGate)
+				if answered := gate != nil && gate.Status == corev1.ConditionTrue; answered != want {
+					t.Errorf("%s answered %v (%+v), want %v", name, answered, gate, want)
 				}
 			}
 			var want []string
