@@ -32,8 +32,7 @@ func idle(d *Decision, in Input) {
 		return
 	}
 	// A config that writes back records nothing before its record in Git was read: the record may
-	// say which version last passed (a cluster rebuilt while a GitFirst rollout was in flight runs
-	// the unjudged version that Git says).
+	// list versions that failed, which a target set by hand must not start again.
 	if !gitRecordRead(d, in) {
 		return
 	}

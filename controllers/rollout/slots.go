@@ -63,6 +63,12 @@ func HolderOf(cfg *v1alpha1.RollingUpgradeConfig, s v1alpha1.CalendarRollout) Ho
 		if deadline, ok := Deadline(cfg.Spec, a, cfg.Status.HealthCheck); ok {
 			end = later(end, deadline)
 		}
+		if gitFirst(cfg) && awaitingArrival(a) {
+			// Its commit may come an apply timeout after the start, and the image another after it.
+			if started, err := time.Parse(time.RFC3339, a.UpdateStarted); err == nil {
+				end = later(end, started.Add(2*cfg.Spec.GitWriteBack.ApplyTimeoutOrDefault()))
+			}
+		}
 		if ip := cfg.Spec.InPlace(); ip != nil && cfg.Status.InPlace != nil {
 			end = end.Add(time.Duration(len(cfg.Status.InPlace.Pods)) * (ip.DrainGracePeriodOrDefault() + ip.PodReadyTimeoutOrDefault()))
 		}

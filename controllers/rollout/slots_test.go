@@ -93,8 +93,8 @@ func TestHolderOf(t *testing.T) {
 		c.Spec.GitWriteBack.ApplyTimeout = &metav1.Duration{Duration: time.Hour}
 		c.Annotations[v1alpha1.CheckPausedAnnotation] = c.Annotations[v1alpha1.UpdateStartedAnnotation]
 	})
-	if h := HolderOf(applying, taken); !h.Stuck.Equal(now.Add(70 * time.Minute)) {
-		t.Errorf("a GitFirst version waiting for its apply: stuck at %s, want 10m past its apply timeout of 1h", h.Stuck)
+	if h := HolderOf(applying, taken); !h.Stuck.Equal(now.Add(130 * time.Minute)) {
+		t.Errorf("a GitFirst version waiting for its apply: stuck at %s, want 10m past twice its apply timeout of 1h (its commit, then the image)", h.Stuck)
 	}
 	inPlace := config(inFlight(StepHealthCheck, repo+":1.1.0", now), func(c *v1alpha1.RollingUpgradeConfig) {
 		c.Spec.Strategy = &v1alpha1.UpgradeStrategy{Type: v1alpha1.StrategyInPlace}
