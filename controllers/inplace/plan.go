@@ -97,7 +97,7 @@ func (b Budget) allows(pods []Pod) int32 {
 	for i := range pods {
 		if b.Selects[pods[i].Name] {
 			selected++
-			if pods[i].InService {
+			if pods[i].InService && !pods[i].Deleting { // as the disruption controller counts them
 				healthy++
 			}
 		}

@@ -211,6 +211,8 @@ func TestADisruptionBudgetHoldsTheDrains(t *testing.T) {
 		{"three allowed: three drains", five(oldImage), budget(3, 5, 5), "Drain db-4, Drain db-3, Drain db-2", ""},
 		{"the budget has yet to see db-4 drained: it allows one less", append(five(oldImage)[:4], pod(4, oldImage, drained(now.Add(-time.Second)))), budget(1, 5, 5), "", "allows no disruption"},
 		{"a pod the budget selects outside the StatefulSet is not taken for stale", five(oldImage), budget(1, 6, 7), "Drain db-4", ""},
+		{"the budget has yet to see db-0 terminating: it allows one less", append([]Pod{pod(0, oldImage, func(p *Pod) { p.Deleting = true })}, five(oldImage)[1:]...),
+			budget(1, 5, 5), "", "allows no disruption"},
 		{"a pod down already is drained whatever the budget", append(five(oldImage)[:4], pod(4, oldImage, func(p *Pod) { p.Ready, p.InService = false, false })), budget(0, 4, 5), "Drain db-4", ""},
 	} {
 		in := in
