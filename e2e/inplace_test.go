@@ -13,6 +13,7 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
@@ -284,4 +285,40 @@ func TestScenarioInPlaceResumesAfterAKill(t *testing.T) {
 		t.Errorf("%d pods out of service at once", worst)
 	}
 	t.Logf("changes across the kill: %s", fmt.Sprint(changes))
+
+	// The config is deleted while the template keeps the readiness gate: a pod the StatefulSet
+	// creates afterwards (db-1, deleted here) becomes Ready all the same, rollgate answering its
+	// gate, and says so once on the StatefulSet.
+	ctx := context.Background()
+	if err := k8s.Delete(ctx, s.config()); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, time.Minute, "the config gone", func(ctx context.Context) (bool, string, error) {
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: "app"}, &v1alpha1.RollingUpgradeConfig{})
+		return apierrors.IsNotFound(err), fmt.Sprint(err), client.IgnoreNotFound(err)
+	})
+	if err := k8s.Delete(ctx, &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "db-1"}}); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 2*time.Minute, "db-1 recreated and Ready", func(ctx context.Context) (bool, string, error) {
+		var p corev1.Pod
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: "db-1"}, &p); err != nil {
+			return false, err.Error(), client.IgnoreNotFound(err)
+		}
+		return p.UID != before["db-1"].UID && isReady(&p), fmt.Sprintf("uid %s, conditions %+v", p.UID, p.Status.Conditions), nil
+	})
+	eventually(t, 30*time.Second, "one UnansweredReadinessGate event on the StatefulSet", func(ctx context.Context) (bool, string, error) {
+		var list corev1.EventList
+		if err := k8s.List(ctx, &list, client.InNamespace(s.ns),
+			client.MatchingFields{"involvedObject.kind": "StatefulSet", "involvedObject.name": "db"}); err != nil {
+			return false, "", err
+		}
+		var notes []string
+		for _, e := range list.Items {
+			if e.Reason == v1alpha1.EventUnansweredReadinessGate {
+				notes = append(notes, e.Message)
+			}
+		}
+		return len(notes) == 1 && strings.Contains(notes[0], "rollgate answered it for pods db-1"), fmt.Sprint(notes), nil
+	})
 }
