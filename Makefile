@@ -242,6 +242,10 @@ bench-decide: ## Print the time and allocations of one rollout decision with 10,
 bench-registry: ## Print the registry requests per interval of 5,000 configs over 50 repositories (one listing per repository).
 	go test -run '^$$' -bench ListingsOf5000ConfigsOver50Repositories ./controllers/registry/
 
+.PHONY: bench-writeback
+bench-writeback: ## Print Git write-back of SCALE configs (100, 300 or 1000) finishing at once in a repository of 10 times as many files: time to the last result, commits, pushes, peak heap.
+	go test -run '^$$' -bench 'QueueAtScale/$(or $(SCALE),100)-' -benchtime 1x -timeout 60m ./controllers/writeback/
+
 .PHONY: bench-configmaps
 bench-configmaps: control-plane build ## Print the manager's RSS with and without 5,000 unlabelled 10 KiB ConfigMaps (own cluster).
 	hack/bench-configmaps.sh

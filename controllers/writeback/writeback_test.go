@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -356,4 +358,71 @@ func TestAConfigMovedOrForgottenLeavesItsOldWriter(t *testing.T) {
 	if _, ok := q.Result(req("").Config); ok || slow != 1 {
 		t.Errorf("forgotten mid-write: result kept %v, written %d times, want once", ok, slow)
 	}
+}
+
+// BenchmarkQueueAtScale: configs of one repository of realistic size (a kustomization of each
+// config's app and nine times as many other manifests of about 1 KiB) finish at once and are
+// submitted together: the time until the last result is in Git, the commits and pushes it took, and
+// the peak of the heap meanwhile (the clone is in memory; the shipped limit is 256 MiB). The issue's
+// size is 1000 configs in 10,000 files: `-bench 'QueueAtScale/1000'`.
+func BenchmarkQueueAtScale(b *testing.B) {
+	for _, configs := range []int{100, 300, 1000} {
+		b.Run(fmt.Sprintf("%d-configs-%d-files", configs, 10*configs), func(b *testing.B) { benchmarkQueueAtScale(b, configs, 10*configs) })
+	}
+}
+
+func benchmarkQueueAtScale(b *testing.B, configs, files int) {
+	git := gittest.New(b)
+	repo := map[string]string{}
+	for i := range configs {
+		repo[fmt.Sprintf("apps/app-%d/kustomization.yaml", i)] = fmt.Sprintf("resources:\n- deployment.yaml\nimages:\n- name: ghcr.io/acme/app-%d\n  newTag: 1.0.0\n", i)
+	}
+	manifest := strings.Repeat("# a manifest of the fleet, as many others\nkind: ConfigMap\n", 18)
+	for i := configs; i < files; i++ {
+		repo[fmt.Sprintf("apps/app-%d/manifest-%d.yaml", i%configs, i)] = manifest
+	}
+	url := git.Repo(b, "fleet", repo)
+	q, woken := queueOn(b, git)
+	bare := git.Bare("fleet")
+	var peak atomic.Uint64
+	done := make(chan struct{})
+	go func() { // the heap's peak, sampled
+		var m runtime.MemStats
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(10 * time.Millisecond):
+				runtime.ReadMemStats(&m)
+				if m.HeapInuse > peak.Load() {
+					peak.Store(m.HeapInuse)
+				}
+			}
+		}
+	}()
+	defer close(done)
+	round := 0
+	var last time.Duration
+	for b.Loop() {
+		round++
+		start := time.Now()
+		for i := range configs {
+			name := fmt.Sprintf("app-%d", i)
+			ruc := config(name, fmt.Sprintf("apps/%s/kustomization.yaml", name), fmt.Sprintf("1.%d.0", round), "0.9.0")
+			ruc.Spec.Image = "ghcr.io/acme/" + name
+			submit(q, git, url, ruc)
+		}
+		for range configs {
+			name := <-woken
+			if r, _ := q.Result(name); r.Err != nil {
+				b.Fatal(r.Err)
+			}
+		}
+		last = time.Since(start)
+	}
+	commits := strings.Count(gittest.Git(b, bare, "log", "--format=%H", "main"), "\n") - 1
+	b.ReportMetric(float64(last.Milliseconds()), "ms-to-last-result")
+	b.ReportMetric(float64(commits)/float64(round), "commits/round")
+	b.ReportMetric(float64(git.Pushes.Load())/float64(round), "pushes/round")
+	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MiB")
 }
