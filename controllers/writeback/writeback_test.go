@@ -174,13 +174,21 @@ func BenchmarkQueue100Configs(b *testing.B) {
 	url := git.Repo(b, "fleet", map[string]string{"prod/kustomization.yaml": k.String()})
 	q, woken := queueOn(b, git)
 	bare := git.Bare("fleet")
+	benchmarkRounds(b, q, woken, git, bare, n, func(i, round int) {
+		submit(q, git, url, config(fmt.Sprintf("app-%d", i), "prod/kustomization.yaml", fmt.Sprintf("1.%d.0", round), "0.9.0"))
+	})
+}
+
+// benchmarkRounds submits n configs' outcomes a round (submit(i, round)), waits for every result,
+// and reports the time to the last result of the last round, and the commits and pushes a round.
+func benchmarkRounds(b *testing.B, q *Queue, woken chan types.NamespacedName, git *gittest.Server, bare string, n int, submit func(i, round int)) {
 	round := 0
 	var last time.Duration
 	for b.Loop() {
 		round++
 		start := time.Now()
 		for i := range n {
-			submit(q, git, url, config(fmt.Sprintf("app-%d", i), "prod/kustomization.yaml", fmt.Sprintf("1.%d.0", round), "0.9.0"))
+			submit(i, round)
 		}
 		for range n {
 			name := <-woken
@@ -401,28 +409,11 @@ func benchmarkQueueAtScale(b *testing.B, configs, files int) {
 		}
 	}()
 	defer close(done)
-	round := 0
-	var last time.Duration
-	for b.Loop() {
-		round++
-		start := time.Now()
-		for i := range configs {
-			name := fmt.Sprintf("app-%d", i)
-			ruc := config(name, fmt.Sprintf("apps/%s/kustomization.yaml", name), fmt.Sprintf("1.%d.0", round), "0.9.0")
-			ruc.Spec.Image = "ghcr.io/acme/" + name
-			submit(q, git, url, ruc)
-		}
-		for range configs {
-			name := <-woken
-			if r, _ := q.Result(name); r.Err != nil {
-				b.Fatal(r.Err)
-			}
-		}
-		last = time.Since(start)
-	}
-	commits := strings.Count(gittest.Git(b, bare, "log", "--format=%H", "main"), "\n") - 1
-	b.ReportMetric(float64(last.Milliseconds()), "ms-to-last-result")
-	b.ReportMetric(float64(commits)/float64(round), "commits/round")
-	b.ReportMetric(float64(git.Pushes.Load())/float64(round), "pushes/round")
+	benchmarkRounds(b, q, woken, git, bare, configs, func(i, round int) {
+		name := fmt.Sprintf("app-%d", i)
+		ruc := config(name, fmt.Sprintf("apps/%s/kustomization.yaml", name), fmt.Sprintf("1.%d.0", round), "0.9.0")
+		ruc.Spec.Image = "ghcr.io/acme/" + name
+		submit(q, git, url, ruc)
+	})
 	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MiB")
 }
