@@ -128,7 +128,9 @@ func TestPodMovesAreStampedWhenWritten(t *testing.T) {
 		WithObjects(gatedPod("db-0", "db:1.0.0", corev1.ConditionTrue), gatedPod("db-1", "db:1.0.0", corev1.ConditionFalse)).Build()
 	w := &workload{statefulSet: sts, inPlace: &inplace.Plan{Image: "db:1.1.0",
 		Actions: []inplace.Action{{Kind: inplace.Drain, Pod: "db-0"}, {Kind: inplace.Change, Pod: "db-1"}}}}
-	if err := moveInPlace(ctx, c, w, "db", clocktesting.NewFakePassiveClock(written)); err != nil {
+	// The clock moves 10s between the writes: each is stamped with its own time.
+	clk := &steppingClock{FakePassiveClock: clocktesting.NewFakePassiveClock(written), step: 10 * time.Second}
+	if err := moveInPlace(ctx, c, w, "db", clk); err != nil {
 		t.Fatal(err)
 	}
 	var drained, changed corev1.Pod
@@ -141,9 +143,21 @@ func TestPodMovesAreStampedWhenWritten(t *testing.T) {
 	if gate := health.Condition(&drained, v1alpha1.InPlaceReadinessGate); gate == nil || !gate.LastTransitionTime.Time.Equal(written) {
 		t.Errorf("db-0 drained: gate %+v, want its transition at %s, the write's time", gate, written)
 	}
-	if note := changed.Annotations[v1alpha1.InPlaceChangedAnnotation]; note != written.Format(time.RFC3339)+" db:1.1.0" {
-		t.Errorf("db-1 changed: annotation %q, want the write's time %s", note, written.Format(time.RFC3339))
+	if note, at := changed.Annotations[v1alpha1.InPlaceChangedAnnotation], written.Add(10*time.Second).Format(time.RFC3339); note != at+" db:1.1.0" {
+		t.Errorf("db-1 changed: annotation %q, want its own write's time %s", note, at)
 	}
+}
+
+// steppingClock reads its time, then moves it on by step.
+type steppingClock struct {
+	*clocktesting.FakePassiveClock
+	step time.Duration
+}
+
+func (c *steppingClock) Now() time.Time {
+	now := c.FakePassiveClock.Now()
+	c.SetTime(now.Add(c.step))
+	return now
 }
 
 // A plan with nothing to move (the partition raised over every pod) is blocked, and its pods go
