@@ -252,7 +252,7 @@ func TestARecordInGitIsNoTarget(t *testing.T) {
 			if st.CurrentImage != "" || st.CurrentVersion != "" || strings.Join(st.FailedVersions, ",") != "1.1.0" {
 				t.Fatalf("status after reading the record: current %q %q, failed %v; want the failed versions alone", st.CurrentVersion, st.CurrentImage, st.FailedVersions)
 			}
-			if img, _ := rollout.RenderImage(got); img != "" {
+			if img, _ := rollout.RenderImage(got, f.r.Clock.Now()); img != "" {
 				t.Errorf("the renderer would write %s into the workload", img)
 			}
 			pushes := f.git.Pushes.Load()

@@ -29,10 +29,12 @@ type renderFacts struct {
 	// Deleting: the config is being deleted. The renderer then only puts back an image the
 	// workload does not run; recording it would take back what the deletion gave up.
 	Deleting bool
-	// StandIn: the render stands in for a commit that cannot be written (GitFirst, Git failing).
-	// The GitOps tool putting Git's image back meanwhile is no fight, only Git being late: it is
-	// rendered again at each revert, and none is counted.
-	StandIn bool
+	// StandIn: the render stands in for what Git cannot say, or the GitOps tool does not apply
+	// (GitFirst; rollout.StandInSince), since StandInSince. The GitOps tool putting Git's image
+	// back over it is a fight like any other, bounded the same way, but only the reverts of this
+	// stand-in count: those of one before ended with it.
+	StandIn      bool
+	StandInSince time.Time
 }
 
 // renderDecision is what the renderer does.
@@ -89,18 +91,25 @@ func decideRender(in renderFacts, now time.Time) renderDecision {
 		if other == "" {
 			return renderDecision{Render: true, Fight: in.Fight, Reason: "rendering the image again: changed under rollgate's own field manager"}
 		}
-		if in.StandIn {
-			return renderDecision{Render: true, Fight: in.Fight, Reason: "rendering the image again: Git, which cannot be written yet, was applied over it"}
+		fight := in.Fight
+		if in.StandIn && fight.seenBefore(in.StandInSince) {
+			fight = revertState{}
 		}
-		if in.Fight.count >= v1alpha1.MaxImageReverts {
-			return renderDecision{Fight: in.Fight, Reason: "not rendering again: another field manager keeps changing the image back"}
+		if fight.count >= v1alpha1.MaxImageReverts {
+			return renderDecision{Fight: fight, Reason: "not rendering again: another field manager keeps changing the image back"}
 		}
-		fight := revertState{count: in.Fight.count + 1, by: other, at: now.UTC().Format(time.RFC3339)}
+		fight = revertState{count: fight.count + 1, by: other, at: now.UTC().Format(time.RFC3339)}
 		return renderDecision{Render: true, Fight: fight, Reason: "rendering the image again: another field manager changed it back"}
 	default:
 		// A new image: an old fight is over.
 		return renderDecision{Render: true, Reason: "rendering a new image"}
 	}
+}
+
+// seenBefore: the last revert was seen before t (or when is unknown).
+func (s revertState) seenBefore(t time.Time) bool {
+	at, err := time.Parse(time.RFC3339, s.at)
+	return err != nil || at.Before(t.Truncate(time.Second))
 }
 
 // firstOther is the first field manager in owners that is not rollgate, or "".

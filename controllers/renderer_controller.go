@@ -41,9 +41,13 @@ func (r *RendererReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	}
 	// What to render is the engine's policy (rollout.RenderImage); whatever it refuses, the engine
 	// reports on the config.
-	want, _ := rollout.RenderImage(&ruc)
+	now := r.Clock.Now()
+	want, _ := rollout.RenderImage(&ruc, now)
+	// A GitFirst rollback Git took is rendered too once its apply timeout has passed: no change
+	// of the config or workload announces that instant.
+	res := ctrl.Result{RequeueAfter: rollout.StandInAfter(&ruc, now)}
 	if want == "" {
-		return ctrl.Result{}, nil
+		return res, nil
 	}
 	if owner, err := claimant(ctx, r.Client, &ruc); err != nil || owner != ruc.Name {
 		return ctrl.Result{}, err // another config manages the workload; the engine says so
@@ -64,6 +68,7 @@ func (r *RendererReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		return ctrl.Result{}, err
 	}
 	a := w.object().GetAnnotations()
+	since, standIn := rollout.StandInSince(&ruc, now)
 	d := decideRender(renderFacts{
 		Config:     ruc.Name,
 		Want:       want,
@@ -73,17 +78,17 @@ func (r *RendererReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 		Fight:      revertStateOf(a),
 		Owners:     owners,
 		Deleting:   ruc.DeletionTimestamp != nil,
-		// A GitFirst config renders only what Git cannot be told (rollout.RenderImage).
-		StandIn: rollout.StandsInForGit(&ruc),
-	}, r.Clock.Now())
+		// A GitFirst config renders only what stands in for Git; its fight is that stand-in's.
+		StandIn: standIn, StandInSince: since,
+	}, now)
 	if d.Reason != "" {
 		logf.FromContext(ctx).Info(d.Reason, "workload", w.describe(), "container", c.Name, "from", c.Image, "to", want,
 			"reverts", d.Fight.count, "revertedBy", d.Fight.by)
 	}
 	if !d.Render {
-		return ctrl.Result{}, nil
+		return res, nil
 	}
-	return ctrl.Result{}, r.Client.Apply(ctx, renderConfiguration(w, c.Name, want, ruc.Name, d.Fight),
+	return res, r.Client.Apply(ctx, renderConfiguration(w, c.Name, want, ruc.Name, d.Fight),
 		client.FieldOwner(v1alpha1.FieldManager), client.ForceOwnership)
 }
 

@@ -103,7 +103,7 @@ func (w *bindWorld) step() {
 	if err := w.c.Get(ctx, client.ObjectKey{Namespace: "shop", Name: "web"}, &d); err != nil {
 		w.t.Fatal(err)
 	}
-	if img, _ := rollout.RenderImage(w.config()); img != "" && img != d.Spec.Template.Spec.Containers[0].Image {
+	if img, _ := rollout.RenderImage(w.config(), w.clock.Now()); img != "" && img != d.Spec.Template.Spec.Containers[0].Image {
 		d.Spec.Template.Spec.Containers[0].Image = img
 		if err := w.c.Update(ctx, &d); err != nil {
 			w.t.Fatal(err)

@@ -203,5 +203,6 @@ func (w *workload) facts(ctx context.Context, reader client.Reader, ruc *v1alpha
 	f.GenerationObserved = w.observedGeneration() >= w.object().GetGeneration()
 	a := w.object().GetAnnotations()
 	f.ImageReverts, f.ImageRevertedBy = reverts(a), a[v1alpha1.RevertedByAnnotation]
+	f.ImageRevertedAt, _ = time.Parse(time.RFC3339, a[v1alpha1.RevertedAtAnnotation])
 	return f, nil
 }

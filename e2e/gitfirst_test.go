@@ -161,6 +161,24 @@ patches:
 		t.Errorf("history: %+v", c.Status.VersionHistory)
 	}
 
+	// A person reverts rollgate's rollback commit, and Flux brings the failed 1.5.0 back: rollgate
+	// says so and rolls it back again, by a commit of its own that puts 1.4.0 back in the file.
+	rollback := strings.TrimSpace(gittest.Git(t, "", "--git-dir", bare, "log", "-1", "--format=%H", "--grep", "back on 1.4.0", "main"))
+	gitCommit(t, bare, "Revert rollgate's rollback", func(dir string) { gittest.Git(t, dir, "revert", "--no-commit", rollback) })
+	s.waitEvent(2*time.Minute, v1alpha1.EventFailedVersionFromGit, "runs "+web+":1.5.0, which failed before, from Git")
+	runs("1.4.0")
+	waitInGit(t, bare, example+"kustomization.yaml", isText(kustomization("1.4.0")))
+	again := written("1.5.0 rolled back again", func(c *v1alpha1.RollingUpgradeConfig) bool {
+		return c.Status.Phase == v1alpha1.PhaseIdle && c.Status.RollbackCount == 2
+	})
+	if ready := apimeta.FindStatusCondition(again.Status.Conditions, meta.ReadyCondition); ready == nil || ready.Status != metav1.ConditionTrue ||
+		again.Status.CurrentVersion != "1.4.0" || image() != web+":1.4.0" {
+		t.Errorf("after the revert was undone: current %s, Ready %+v", again.Status.CurrentVersion, ready)
+	}
+	if n := s.countEvents(v1alpha1.EventFailedVersionFromGit); n != 1 {
+		t.Errorf("%d %s events for one revert", n, v1alpha1.EventFailedVersionFromGit)
+	}
+
 	// The namespace is lost and synced again from Git, where 1.5.0 is still announced: the
 	// config reads its record, comes back on 1.4.0 and does not try 1.5.0.
 	if err := k8s.Delete(context.Background(), &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns}}); err != nil {

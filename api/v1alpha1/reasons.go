@@ -23,7 +23,8 @@ const (
 	EventRollbackStuck               = "RollbackStuck"               // a rollback is not healthy after the health timeout
 	EventReconcilePanic              = "ReconcilePanic"              // the manager failed on this config; it retries, others go on
 	EventGitWriteBackFailed          = "GitWriteBackFailed"          // an outcome could not be written to Git; tried again (docs/operations.md)
-	EventNotAppliedFromGit           = "NotAppliedFromGit"           // GitFirst: a committed image did not reach the workload in time; withdrawn
+	EventNotAppliedFromGit           = "NotAppliedFromGit"           // GitFirst: a committed image, or rollback, did not reach the workload in time
+	EventFailedVersionFromGit        = "FailedVersionFromGit"        // GitFirst: Git brought back a version that failed (a commit of rollgate's reverted)
 	EventAnalysisInconclusive        = "AnalysisInconclusive"        // a metric check could not measure; the verdict waits (spec.analysis)
 	EventPodUpgraded                 = "PodUpgraded"                 // a pod runs the new image in place, ready and back in its Service
 	EventPodUpgradeFailed            = "PodUpgradeFailed"            // a pod changed in place is not ready within spec.strategy.inPlace.podReadyTimeout
@@ -47,6 +48,7 @@ const (
 	ReasonWritten             = "Written"             // the last write put the status in Git (condition GitWriteBack)
 	ReasonAwaitingGitRecord   = "AwaitingGitRecord"   // a config that writes back reads its record in Git before any rollout
 	ReasonAwaitingGitOps      = "AwaitingGitOps"      // GitFirst: the committed image has yet to reach the workload
+	ReasonDriftedFromGit      = "DriftedFromGit"      // GitFirst: the workload runs a version Git brought that may not start now
 	ReasonAwaitingApproval    = "AwaitingApproval"    // a version waits for rollgate.dev/approve (spec.approval)
 	ReasonAwaitingReleaseAge  = "AwaitingReleaseAge"  // a version waits until it is spec.minReleaseAge old
 	ReasonImageNotFound       = "ImageNotFound"       // spec.checkImage: the version's image is not in its registry

@@ -36,6 +36,6 @@ func FuzzAnnotations(f *testing.F) {
 				t.Errorf("event %s has %d bytes", e.Reason, len(e.Message))
 			}
 		}
-		_, _ = RenderImage(cfg)
+		_, _ = RenderImage(cfg, now)
 	})
 }

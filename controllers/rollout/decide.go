@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -132,23 +133,8 @@ func checkWorkload(d *Decision, in Input) (*Workload, bool) {
 	switch {
 	case w == nil:
 		d.stalled(v1alpha1.EventTargetNotFound, "%s %s not found in namespace %s", spec.TargetRef.Kind, spec.TargetRef.Name, in.Config.Namespace)
-	case w.ImageReverts >= v1alpha1.MaxImageReverts:
-		// The workload runs the other tool's image: the status must not claim a completed rollout,
-		// nor name as current a version the workload does not run. Once the fight is mended, a
-		// version newer than what runs is rolled out again, with its check.
-		if d.Annotations.Step == StepIdle {
-			if d.Status.Phase == v1alpha1.PhaseCompleted {
-				d.Status.Phase = v1alpha1.PhaseIdle
-			}
-			if w.Verdict.State == health.Healthy && image.SameRepository(w.Image, spec.Image) && !image.Renders(w.Image, d.Status.CurrentImage) {
-				recordRunning(&d.Status, w.Image)
-			}
-		}
-		d.stalled(v1alpha1.EventFieldManagerConflict, "field manager %s changed the image of %s back %d times since rollgate rendered it, "+
-			"so rollgate stopped rendering it; %s now runs %s. Let that tool leave the image alone (Flux: a spec.ignore rule for the image "+
-			"path of this workload in its Kustomization; Argo CD: ignoreDifferences with managedFieldsManagers: [rollgate] and "+
-			"RespectIgnoreDifferences=true), then remove the annotation %s from %s", w.ImageRevertedBy, w.Description, w.ImageReverts,
-			w.Description, w.Image, v1alpha1.RevertsAnnotation, w.Description)
+	case w.ImageReverts >= v1alpha1.MaxImageReverts && fightCounts(in, w):
+		lostFight(d, in, w)
 	case w.ContainerProblem != "":
 		d.stalled(v1alpha1.EventInvalidSpec, "spec.container: %s", w.ContainerProblem)
 	case !image.SameRepository(w.Image, spec.Image) && (d.Status.CurrentImage == "" || !image.Renders(w.Image, d.Status.CurrentImage)):
@@ -160,6 +146,48 @@ func checkWorkload(d *Decision, in Input) (*Workload, bool) {
 		return w, true
 	}
 	return nil, false
+}
+
+// fightCounts: the reverts the workload records are of a fight that goes on. A GitFirst config
+// fights only over the image that stands in for Git (StandInSince), and only the reverts of that
+// stand-in count: those of one before are of a fight that ended with it.
+func fightCounts(in Input, w *Workload) bool {
+	if !StandsInForGit(in.Config) {
+		return true
+	}
+	since, ok := StandInSince(in.Config, in.Now)
+	return ok && !w.ImageRevertedAt.Before(since.Truncate(time.Second))
+}
+
+// lostFight reports a fight over the image that rollgate lost: it stopped rendering. The workload
+// runs the other tool's image, so the status must not claim a completed rollout, nor name as
+// current a version the workload does not run (one that failed is never named: the message says
+// it runs). Once the fight is mended, a version newer than what runs is rolled out again, with its
+// check.
+func lostFight(d *Decision, in Input, w *Workload) {
+	spec := in.Config.Spec
+	if d.Annotations.Step == StepIdle {
+		if d.Status.Phase == v1alpha1.PhaseCompleted {
+			d.Status.Phase = v1alpha1.PhaseIdle
+		}
+		if w.Verdict.State == health.Healthy && image.SameRepository(w.Image, spec.Image) && !image.Renders(w.Image, d.Status.CurrentImage) &&
+			!slices.Contains(d.Status.FailedVersions, image.Version(w.Image)) {
+			recordRunning(&d.Status, w.Image)
+		}
+	}
+	if StandsInForGit(in.Config) {
+		d.stalled(v1alpha1.EventFieldManagerConflict, "field manager %s put the image Git says back %d times over %s, which rollgate renders into %s "+
+			"while %s, so rollgate stopped rendering it; %s now runs %s. Stop that tool from applying %s until Git says %s and it can "+
+			"apply that (Flux: flux suspend kustomization <name>; Argo CD: turn off automated sync), then remove the annotation %s from %s: "+
+			"rollgate renders %s again", w.ImageRevertedBy, w.ImageReverts, d.Status.CurrentImage, w.Description, standInCause(in),
+			w.Description, w.Image, w.Description, d.Status.CurrentImage, v1alpha1.RevertsAnnotation, w.Description, d.Status.CurrentImage)
+		return
+	}
+	d.stalled(v1alpha1.EventFieldManagerConflict, "field manager %s changed the image of %s back %d times since rollgate rendered it, "+
+		"so rollgate stopped rendering it; %s now runs %s. Let that tool leave the image alone (Flux: a spec.ignore rule for the image "+
+		"path of this workload in its Kustomization; Argo CD: ignoreDifferences with managedFieldsManagers: [rollgate] and "+
+		"RespectIgnoreDifferences=true), then remove the annotation %s from %s", w.ImageRevertedBy, w.Description, w.ImageReverts,
+		w.Description, w.Image, v1alpha1.RevertsAnnotation, w.Description)
 }
 
 // blocked holds the decision when the workload can make no progress until a person changes it (a

@@ -219,4 +219,5 @@ var warningReasons = map[string]bool{
 	v1alpha1.ReasonTargetRefused: true, v1alpha1.ReasonNoPrometheus: true, v1alpha1.ReasonImageNotFound: true,
 	health.ReasonPaused: true, health.ReasonOnDelete: true, health.ReasonPartitionCoversAll: true, health.ReasonScaledToZero: true,
 	health.ReasonNotOnDelete: true, inplace.ReasonNoReadinessGate: true,
+	v1alpha1.EventFailedVersionFromGit: true, v1alpha1.ReasonDriftedFromGit: true, v1alpha1.EventNotAppliedFromGit: true,
 }

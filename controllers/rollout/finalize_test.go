@@ -69,7 +69,7 @@ func TestFinalize(t *testing.T) {
 			if got := reasons(f.Events); got != tc.wantEvents {
 				t.Errorf("events = %s, want %s", got, tc.wantEvents)
 			}
-			if got, _ := RenderImage(tc.cfg); got != tc.wantRender {
+			if got, _ := RenderImage(tc.cfg, now); got != tc.wantRender {
 				t.Errorf("renders %q, want %q", got, tc.wantRender)
 			}
 		})

@@ -97,7 +97,9 @@ func uncommitted(in Input, started time.Time, timeout time.Duration) string {
 	if !in.Now.Before(started.Add(timeout)) {
 		return fmt.Sprintf("was not committed to Git within %s of its start", timeout)
 	}
-	if cal, err := calendarOf(in); err == nil && cal.Open(started) && !cal.Open(in.Now.Add(-commitGrace)) {
+	// Closed now and a commitGrace ago: closed for that long (not a window that opened less than
+	// that ago).
+	if cal, err := calendarOf(in); err == nil && cal.Open(started) && !cal.Open(in.Now) && !cal.Open(in.Now.Add(-commitGrace)) {
 		by := "its calendar"
 		if at := cal.At(in.Now); at.By != nil {
 			by = at.By.String()

@@ -48,7 +48,10 @@ func runSteps(t *testing.T, cfg *v1alpha1.RollingUpgradeConfig, candidates []Can
 		d := Decide(Input{Now: now.Add(s.after), Config: cfg, Workload: s.workload, Candidates: candidates})
 		before := cfg
 		cfg = next(cfg, d)
-		if changed := GitImage(before) != GitImage(cfg) || before.Status.CurrentVersion != cfg.Status.CurrentVersion; changed && !gitFailing(&cfg.Status) {
+		// A verdict is written even when it changes no file (writeback.Desire).
+		verdict := len(before.Status.VersionHistory) != len(cfg.Status.VersionHistory) ||
+			(len(cfg.Status.VersionHistory) > 0 && before.Status.VersionHistory[len(before.Status.VersionHistory)-1] != cfg.Status.VersionHistory[len(cfg.Status.VersionHistory)-1])
+		if changed := GitImage(before) != GitImage(cfg) || before.Status.CurrentVersion != cfg.Status.CurrentVersion || verdict; changed && !gitFailing(&cfg.Status) {
 			cfg.Status.GitWriteBack.LastWrite = &metav1.Time{Time: now.Add(s.after)}
 			apimeta.SetStatusCondition(&cfg.Status.Conditions, metav1.Condition{Type: v1alpha1.ConditionGitWriteBack,
 				Status: metav1.ConditionTrue, Reason: v1alpha1.ReasonWritten})
@@ -71,7 +74,7 @@ func runSteps(t *testing.T, cfg *v1alpha1.RollingUpgradeConfig, candidates []Can
 		if got := GitImage(cfg); got != s.wantGit {
 			t.Errorf("%s: Git says %q, want %q", s.name, got, s.wantGit)
 		}
-		if got, _ := RenderImage(cfg); got != s.wantRender {
+		if got, _ := RenderImage(cfg, now.Add(s.after)); got != s.wantRender {
 			t.Errorf("%s: renders %q, want %q", s.name, got, s.wantRender)
 		}
 	}
@@ -151,7 +154,7 @@ func TestAGitFirstRollbackIsRenderedOnlyWhileGitFails(t *testing.T) {
 	// with it, still says 1.1.0 until the rollback's commit is pushed.
 	steps[0].wantRender, steps[1].wantRender = v100, v100
 	runSteps(t, config(current("1.0.0"), gitFirstConfig, gitWriteFails, inFlight(StepHealthCheck, repo+":1.1.0", now.Add(-time.Minute))), nil, steps)
-	if img, _ := RenderImage(config(current("1.0.0"), gitFirstConfig, gitWriteFails, inFlight(StepHealthCheck, repo+":1.1.0", now))); img != "" {
+	if img, _ := RenderImage(config(current("1.0.0"), gitFirstConfig, gitWriteFails, inFlight(StepHealthCheck, repo+":1.1.0", now)), now); img != "" {
 		t.Errorf("while a check runs, a failing Git renders %q", img)
 	}
 }
@@ -213,6 +216,8 @@ func TestAGitFirstCommitNotMadeWhileAllowedIsWithdrawn(t *testing.T) {
 		Status: metav1.ConditionFalse, Reason: v1alpha1.EventGitWriteBackFailed, Message: "writing to Git failed: connection refused"})
 	started.Status.GitWriteBack.LastWrite = &metav1.Time{Time: now.Add(-time.Hour)}
 	runSteps(t, started.DeepCopy(), av("1.1.0"), []step{
+		{name: "the window opened less than a minute ago: it waits for its commit", after: 30 * time.Second, workload: old,
+			wantStep: StepHealthCheck, wantPaused: true, wantReason: v1alpha1.ReasonAwaitingGitOps, wantGit: v110},
 		{name: "the window still open: it waits for its commit", after: 30 * time.Minute, workload: old,
 			wantStep: StepHealthCheck, wantPaused: true, wantReason: v1alpha1.ReasonAwaitingGitOps, wantGit: v110},
 		{name: "the window closed, nothing committed: withdrawn, Git to say 1.0.0", after: 61 * time.Minute, workload: old,

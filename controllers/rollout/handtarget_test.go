@@ -41,7 +41,7 @@ func TestHandTargetsFollowTheRules(t *testing.T) {
 			if started != tc.wantStarted {
 				t.Errorf("started = %v, want %v", started, tc.wantStarted)
 			}
-			rendered, _ := RenderImage(cfg)
+			rendered, _ := RenderImage(cfg, now)
 			if got := rendered == target; got != tc.wantStarted {
 				t.Errorf("renderer renders %q", rendered)
 			}

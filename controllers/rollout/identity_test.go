@@ -117,7 +117,7 @@ func TestARegistryMoveKeepsRollbacksPossible(t *testing.T) {
 	cfg := config(current("1.0.0"), inFlight(StepRollingBack, "", now.Add(-time.Minute)), func(c *v1alpha1.RollingUpgradeConfig) {
 		c.Spec.Image = moved
 	})
-	if img, _ := RenderImage(cfg); img != repo+":1.0.0" {
+	if img, _ := RenderImage(cfg, now); img != repo+":1.0.0" {
 		t.Fatalf("renders %q, want the old registry's %s:1.0.0", img, repo)
 	}
 	d := Decide(Input{Now: now, Config: cfg, Workload: &Workload{Description: "Deployment web", Image: moved + ":1.1.0", Verdict: pending}})

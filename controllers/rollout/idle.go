@@ -37,7 +37,7 @@ func idle(d *Decision, in Input) {
 		return
 	}
 	recordFirstSight(d, in, w)
-	if !handTarget(d, in, w) || !pinned(d) || !recorded(d, w) || !sourcesRead(d, in) {
+	if !handTarget(d, in, w) || !pinned(d) || !recorded(d, w) || fromGit(d, in, w) || !sourcesRead(d, in) {
 		return
 	}
 	choice := choose(d, in, policy)

@@ -75,7 +75,7 @@ func TestRetargetingAbandonsAndRecordsAfresh(t *testing.T) {
 			statusOnly.Status, annotationsOnly.Status = d.Status, tc.cfg.Status
 			for name, cfg := range map[string]*v1alpha1.RollingUpgradeConfig{"before": tc.cfg, "status written": statusOnly,
 				"annotations written": annotationsOnly} {
-				if img, _ := RenderImage(cfg); img != "" && img != web2.Image {
+				if img, _ := RenderImage(cfg, now); img != "" && img != web2.Image {
 					t.Errorf("%s: renders %q into web2", name, img)
 				}
 			}
@@ -88,7 +88,7 @@ func TestRetargetingAbandonsAndRecordsAfresh(t *testing.T) {
 			if cfg.Status.CurrentImage != web2.Image || cfg.Status.CurrentVersion != "1.0.0" || d.Annotations != (Annotations{}) {
 				t.Errorf("after: current %s %s, annotations %+v", cfg.Status.CurrentVersion, cfg.Status.CurrentImage, d.Annotations)
 			}
-			if img, _ := RenderImage(cfg); img != web2.Image {
+			if img, _ := RenderImage(cfg, now); img != web2.Image {
 				t.Errorf("renders %q into web2 once recorded", img)
 			}
 		})

@@ -104,6 +104,8 @@ type Workload struct {
 	// the rendered image; at v1alpha1.MaxImageReverts the renderer stopped.
 	ImageReverts    int
 	ImageRevertedBy string
+	// ImageRevertedAt is when the last of them was seen (zero when unknown).
+	ImageRevertedAt time.Time
 	// ProgressDeadline is a Deployment's spec.progressDeadlineSeconds; 0 for a StatefulSet.
 	ProgressDeadline time.Duration
 	// NewPods are the workload's pods that run the target image, read only when the verdict needs

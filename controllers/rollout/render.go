@@ -1,6 +1,8 @@
 package rollout
 
 import (
+	"time"
+
 	"github.com/rollgate/rollgate/api/v1alpha1"
 	"github.com/rollgate/rollgate/controllers/image"
 )
@@ -21,13 +23,11 @@ import (
 //     be of the repository spec.image named before a registry move.
 //
 // A config whose rollouts go through Git (spec.gitWriteBack.mode GitFirst) renders nothing: the
-// GitOps tool applies the image Git says (GitImage). But while writing to Git fails, the last
-// healthy image is rendered once no health check runs, through the rollback and after it, so that
-// a broken version does not stay up because Git is down (Git, and the GitOps tool with it, may
-// still say the broken one until the rollback's commit is pushed).
-func RenderImage(cfg *v1alpha1.RollingUpgradeConfig) (string, string) {
+// GitOps tool applies the image Git says (GitImage), except where the last healthy image stands in
+// for what Git cannot say, or what the GitOps tool does not apply (StandInSince).
+func RenderImage(cfg *v1alpha1.RollingUpgradeConfig, now time.Time) (string, string) {
 	if StandsInForGit(cfg) {
-		if AnnotationsOf(cfg).Step != StepHealthCheck && gitFailing(&cfg.Status) && cfg.Status.CurrentImage != "" {
+		if _, ok := StandInSince(cfg, now); ok {
 			return cfg.Status.CurrentImage, ""
 		}
 		return "", "spec.gitWriteBack.mode is GitFirst: the GitOps tool applies the image from Git"

@@ -72,5 +72,8 @@ func rollingBack(d *Decision, in Input) {
 		d.stalled(v1alpha1.ReasonTargetRefused, "%s=%s is not applied during the rollback: %s", v1alpha1.TargetImageAnnotation, a.TargetImage, refused)
 		return
 	}
+	if rollbackNotApplied(d, in, w) {
+		return
+	}
 	d.progressing(v1alpha1.ReasonRollingBack, "returning to %s: %s", st.CurrentImage, w.Verdict.Message)
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"path"
 	"slices"
+	"time"
 
 	"github.com/go-git/go-billy/v5"
 	"github.com/go-git/go-billy/v5/util"
@@ -36,8 +37,14 @@ type Desired struct {
 	RecordPath, RecordDir, PresetPath string
 	// Repository names the repository and branch written (with the push branch, if any).
 	Repository string
-	// Digest identifies all of the above: the same digest, the same files in the same branch.
+	// Digest identifies all of the above: the same digest, the same files in the same branch. For a
+	// GitFirst config it identifies the last verdict too (Verdict).
 	Digest string
+	// Verdict is the last verdict of a GitFirst config (its version, result and start), "" for a
+	// ClusterFirst one. Under GitFirst Git says what runs, so each verdict is written, even one that
+	// changes no version of the status: a rollback made again because a person reverted rollgate's
+	// commit in Git must put the file back.
+	Verdict string
 	// Adopt: the config has never written its record (status.gitWriteBack is empty), so a record
 	// already in Git is another life's of the same config (the cluster rebuilt, the config applied
 	// again): its failed versions are kept, and handed back to the status (Result.Adopted), never
@@ -66,10 +73,17 @@ func Desire(ruc *v1alpha1.RollingUpgradeConfig, gwb *v1alpha1.GitWriteBack) Desi
 		if img := rollout.GitImage(ruc); image.SameRepository(img, ruc.Spec.Image) {
 			d.FileVersion = image.Tag(img) // a digest alone is not written: GitFirst rolls out tags
 		}
+		if h := ruc.Status.VersionHistory; len(h) > 0 {
+			last := h[len(h)-1]
+			d.Verdict = last.Version + " " + string(last.Status) + " " + last.AppliedAt.UTC().Format(time.RFC3339)
+		}
 	}
 	h := sha256.New()
-	for _, s := range append([]string{d.Repository, d.Path, fmt.Sprint(d.Kustomization), d.Marker, d.RecordPath, d.PresetPath},
-		d.FileVersion, string(d.Record.Marshal())) {
+	parts := []string{d.Repository, d.Path, fmt.Sprint(d.Kustomization), d.Marker, d.RecordPath, d.PresetPath, d.FileVersion, string(d.Record.Marshal())}
+	if d.Verdict != "" {
+		parts = append(parts, d.Verdict) // a ClusterFirst config's digest stays as it was
+	}
+	for _, s := range parts {
 		fmt.Fprintf(h, "%d:%s\n", len(s), s)
 	}
 	d.Digest = "sha256:" + hex.EncodeToString(h.Sum(nil))

@@ -417,3 +417,56 @@ func benchmarkQueueAtScale(b *testing.B, configs, files int) {
 	})
 	b.ReportMetric(float64(peak.Load())/(1<<20), "peak-heap-MiB")
 }
+
+// A person reverts rollgate's rollback commit in Git. Under GitFirst each verdict is written, even
+// one that leaves the status's versions as they were: the rollback made again when the failed
+// version comes back puts the version that passed back in the file.
+func TestARollbackMadeAgainIsWrittenAgain(t *testing.T) {
+	git := gittest.New(t)
+	url := git.Repo(t, "fleet", map[string]string{"prod/kustomization.yaml": "images:\n- name: ghcr.io/acme/web\n  newTag: 1.1.0\n"})
+	q, woken := queueOn(t, git)
+	rolledBack := with(config("web", "prod/kustomization.yaml", "1.0.0", "1.1.0"), gitFirst, func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Status.VersionHistory = []v1alpha1.VersionHistoryEntry{{Version: "1.1.0", Status: v1alpha1.ResultRolledBack,
+			AppliedAt: metav1.NewTime(time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC))}}
+	})
+	write := func(ruc *v1alpha1.RollingUpgradeConfig) {
+		t.Helper()
+		submit(q, git, url, ruc)
+		select {
+		case n := <-woken:
+			if r, _ := q.Result(n); r.Err != nil {
+				t.Fatal(r.Err)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("no result")
+		}
+	}
+	write(rolledBack)
+	bare := git.Bare("fleet")
+	if k := gittest.Git(t, bare, "show", "main:prod/kustomization.yaml"); !strings.Contains(k, "newTag: 1.0.0") {
+		t.Fatalf("the rollback is not in Git:\n%s", k)
+	}
+	// The revert, by hand.
+	work := t.TempDir()
+	gittest.Git(t, work, "clone", "--quiet", bare, ".")
+	gittest.Git(t, work, "revert", "--no-edit", "HEAD")
+	gittest.Git(t, work, "push", "--quiet", "origin", "main")
+
+	again := rolledBack.DeepCopy()
+	again.Status.VersionHistory = append(again.Status.VersionHistory, v1alpha1.VersionHistoryEntry{Version: "1.1.0", Status: v1alpha1.ResultRolledBack,
+		AppliedAt: metav1.NewTime(time.Date(2026, 12, 1, 4, 0, 0, 0, time.UTC)), Reason: "brought back through Git"})
+	if Desire(again, fleet).Digest == Desire(rolledBack, fleet).Digest {
+		t.Fatal("the rollback made again leaves the digest as it was: nothing would be written")
+	}
+	write(again)
+	if k := gittest.Git(t, bare, "show", "main:prod/kustomization.yaml"); !strings.Contains(k, "newTag: 1.0.0") {
+		t.Errorf("the rollback made again is not in Git:\n%s", k)
+	}
+	// ClusterFirst writes versions, not verdicts: its file says the version that passed anyway.
+	cf := config("web", "prod/kustomization.yaml", "1.0.0", "1.1.0")
+	cf2 := cf.DeepCopy()
+	cf2.Status.VersionHistory = again.Status.VersionHistory
+	if Desire(cf, fleet).Digest != Desire(cf2, fleet).Digest {
+		t.Error("a ClusterFirst config writes again for a verdict that changes no version")
+	}
+}
