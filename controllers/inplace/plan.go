@@ -177,6 +177,9 @@ type Plan struct {
 	// container crashed later, say) or its change is older than its timeout: past the health
 	// timeout, the version's own evidence against it. A pod being changed now is not.
 	Unready bool
+	// Held says what holds the next pod in service (pods down the upgrade did not take out, a
+	// PodDisruptionBudget), or "".
+	Held string
 }
 
 // Reasons of the plan's verdicts.
@@ -361,6 +364,7 @@ func Make(in Input) Plan {
 	}
 	p.Actions = append(undrain, p.Actions...)
 	held := p.drain(in, waiting, unavailable, down)
+	p.Held = held
 	if len(p.Actions) > 0 {
 		p.Next = sooner(p.Next, time.Second) // what the writes start, no watched object may tell
 	}

@@ -6,7 +6,10 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+
+	"github.com/fluxcd/pkg/apis/meta"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
 	"github.com/rollgate/rollgate/controllers/analysis"
@@ -194,8 +197,20 @@ func judge(d *Decision, in Input, w *Workload, ver string, started time.Time) {
 		d.progressing(v1alpha1.ReasonRollingBack, "%s %s; rolling back to %s%s", ver, why, orNone(st.CurrentImage), query)
 	default:
 		checking(d, ver, RecordedTargetOf(in.Config.Spec), started.Add(timeout), in.Now)
+		heldInPlace(d, w)
 		g.inconclusive(d, ver, started.Add(timeout))
 		g.lookAgain(d)
+	}
+}
+
+// heldInPlace adds to a running check's message what holds the next pod of its in-place upgrade:
+// a hold is rare and lasts, so the message changes only when one begins or ends.
+func heldInPlace(d *Decision, w *Workload) {
+	if w.InPlace == nil || w.InPlace.Held == "" {
+		return
+	}
+	if c := apimeta.FindStatusCondition(d.Status.Conditions, meta.ReadyCondition); c != nil {
+		d.progressing(c.Reason, "%s; %s", c.Message, w.InPlace.Held)
 	}
 }
 

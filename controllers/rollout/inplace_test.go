@@ -1,8 +1,11 @@
 package rollout
 
 import (
+	"strings"
 	"testing"
 	"time"
+
+	"github.com/fluxcd/pkg/apis/meta"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
 	"github.com/rollgate/rollgate/controllers/health"
@@ -91,6 +94,23 @@ func TestAnInPlaceCheckPastItsDeadline(t *testing.T) {
 		d := Decide(Input{Now: now, Config: cfg, Workload: w})
 		if failed := d.Outcome == OutcomeFailed; failed != unready {
 			t.Errorf("a changed pod unready %v: outcome %q", unready, d.Outcome)
+		}
+	}
+}
+
+// What holds the next pod of an in-place check (pods down that it did not take out, a
+// PodDisruptionBudget) is in the Ready message while it holds, and only then.
+func TestAnInPlaceHoldIsSaid(t *testing.T) {
+	cfg := config(current("1.0.0"), inPlaceConfig, inFlight(StepHealthCheck, repo+":1.1.0", now.Add(-time.Minute)))
+	const held = "PodDisruptionBudget db allows no disruption: web-1 waits"
+	for _, tc := range []struct {
+		held string
+		want bool
+	}{{held, true}, {"", false}} {
+		p := &inplace.Plan{Image: repo + ":1.1.0", Verdict: health.Verdict{State: health.Progressing, Message: "0/2 pods"}, Held: tc.held}
+		d := Decide(Input{Now: now, Config: cfg, Workload: &Workload{Description: "StatefulSet web", Image: repo + ":1.1.0", Verdict: p.Verdict, InPlace: p}})
+		if r := condition(d, meta.ReadyCondition); r == nil || strings.Contains(r.Message, held) != tc.want || r.Reason != v1alpha1.ReasonProgressing {
+			t.Errorf("held %q: Ready %+v", tc.held, r)
 		}
 	}
 }
