@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/go-git/go-git/v5/plumbing/transport/client"
@@ -29,7 +30,7 @@ func UseTransport(rt http.RoundTripper, maxBytes int64) {
 // whole into memory and into its error, which reaches the tenant's condition: an endless body
 // would fill the manager's memory, and any body would let a tenant read another service's answers
 // through the manager. Such a body is dropped unread: the error says what the status means, in
-// go-git's words. Other bodies count against max.
+// go-git's words, and the status code. Other bodies count against max.
 type bounded struct {
 	base http.RoundTripper
 	max  int64
@@ -42,7 +43,9 @@ func (t bounded) RoundTrip(req *http.Request) (*http.Response, error) {
 	}
 	if resp.StatusCode < 200 || resp.StatusCode >= 300 {
 		_ = resp.Body.Close()
-		resp.Body, resp.ContentLength = http.NoBody, 0
+		// go-git puts the body after what the status means: ours says only the status.
+		note := fmt.Sprintf("HTTP %d, the server's answer is not shown", resp.StatusCode)
+		resp.Body, resp.ContentLength = io.NopCloser(strings.NewReader(note)), int64(len(note))
 		return resp, nil
 	}
 	resp.Body = &cappedBody{ReadCloser: resp.Body, left: t.max, max: t.max}
