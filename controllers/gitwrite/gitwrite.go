@@ -190,28 +190,62 @@ func commit(repo *git.Repository, head plumbing.Hash, c Commit, changes []Change
 	for i, ch := range changes {
 		made[i], errs[i] = applyAll(wt.Filesystem, ch, touched)
 	}
-	for _, p := range slices.Sorted(maps.Keys(touched)) {
-		if _, err := wt.Add(p); err != nil {
-			return plumbing.ZeroHash, nil, nil, err
-		}
-	}
-	status, err := wt.Status()
+	// Only the paths written are looked at: a worktree's status hashes every file of the
+	// repository, and a status per added path made a write of many configs in a large repository
+	// grow as the product of the two.
+	base, err := headTree(repo, head)
 	if err != nil {
 		return plumbing.ZeroHash, nil, nil, err
 	}
 	var changed []string
-	for p, st := range status {
-		if st.Staging != git.Unmodified {
-			changed = append(changed, p)
+	for _, p := range slices.Sorted(maps.Keys(touched)) {
+		same, err := unchanged(wt.Filesystem, base, p)
+		if err != nil {
+			return plumbing.ZeroHash, nil, nil, err
 		}
+		if same { // undone by a later change
+			continue
+		}
+		if err := wt.AddWithOptions(&git.AddOptions{Path: p, SkipStatus: true}); err != nil {
+			return plumbing.ZeroHash, nil, nil, err
+		}
+		changed = append(changed, p)
 	}
 	if len(changed) == 0 { // nothing to say, or every change undone by a later one
 		return plumbing.ZeroHash, nil, errs, nil
 	}
-	slices.Sort(changed)
 	sig := &object.Signature{Name: c.Name, Email: c.Email, When: c.When}
 	hash, err := wt.Commit(c.Message(made), &git.CommitOptions{Author: sig, Committer: sig, Parents: []plumbing.Hash{head}, SignKey: c.SignKey})
 	return hash, changed, errs, err
+}
+
+// headTree is the tree of commit head.
+func headTree(repo *git.Repository, head plumbing.Hash) (*object.Tree, error) {
+	c, err := repo.CommitObject(head)
+	if err != nil {
+		return nil, err
+	}
+	return c.Tree()
+}
+
+// unchanged: the file at p in the worktree has the content it has in tree (neither has it counts
+// as the same).
+func unchanged(fs billy.Filesystem, tree *object.Tree, p string) (bool, error) {
+	now, err := util.ReadFile(fs, p)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return false, err
+	}
+	f, err := tree.File(p)
+	if errors.Is(err, object.ErrFileNotFound) {
+		return now == nil, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	if now == nil {
+		return false, nil
+	}
+	return plumbing.ComputeHash(plumbing.BlobObject, now) == f.Hash, nil
 }
 
 // applyAll makes the edits of a change, or, when one of them fails, none: the files it wrote get
