@@ -57,8 +57,8 @@ func neverReady(t *testing.T, ns string, images ...string) {
 	})
 }
 
-// readyDelay makes the pods of namespace ns start, and be Ready, ms milliseconds after they are scheduled,
-// until the test ends.
+// readyDelay makes the pods of namespace ns start, and be Ready, ms milliseconds after they are
+// scheduled (and after their image is changed in place), until the test ends.
 func readyDelay(t *testing.T, ns string, ms int64) {
 	t.Helper()
 	setKnobs(t, func() { knobs.delays[ns] = ms })

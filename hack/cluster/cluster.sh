@@ -125,8 +125,8 @@ ready_delay() {
 }
 
 # namespace_delays NS=MS...: the pods of each namespace NS start, and are Ready, MS milliseconds
-# after they are scheduled; every other pod keeps the ready delay. The pod-ready stage looks the
-# namespace up in a map. The map is replaced whole.
+# after they are scheduled (and after a change in place); every other pod keeps the ready delay.
+# The pod-ready and pod-in-place-ready stages look the namespace up in a map, replaced whole.
 namespace_delays() {
   local pair map
   for pair in "$@"; do
@@ -134,8 +134,11 @@ namespace_delays() {
       { echo "error: namespace-delays takes NAMESPACE=MILLISECONDS, got '$pair'" >&2; exit 1; }
   done
   map=$(printf '%s\n' "$@" | jq -R 'select(. != "") | split("=") | {(.[0]): (.[1] + "ms")}' | jq -sc 'add // {}')
-  kc patch stages.kwok.x-k8s.io pod-ready --type=json \
-    -p "$(jq -nc --arg e "$map[.metadata.namespace]" '[{op: "replace", path: "/spec/delay/durationFrom/jq/expression", value: $e}]')" >/dev/null
+  local stage
+  for stage in pod-ready pod-in-place-ready; do
+    kc patch stages.kwok.x-k8s.io "$stage" --type=json \
+      -p "$(jq -nc --arg e "$map[.metadata.namespace]" '[{op: "replace", path: "/spec/delay/durationFrom/jq/expression", value: $e}]')" >/dev/null
+  done
   log "namespace ready delays: ${*:-none}"
 }
 

@@ -21,6 +21,17 @@ type Server struct {
 	// Requests counts every request that reached the server; Pushes the pushes among them
 	// (accepted or not).
 	Requests, Pushes atomic.Int64
+	// Intercept, when set, sees each request first and answers it in place of the repository when
+	// it reports true: an outage, a refused push, a proxy's error page.
+	Intercept atomic.Pointer[Interceptor]
+}
+
+// Interceptor answers a request in place of the repository, and reports whether it did.
+type Interceptor func(w http.ResponseWriter, r *http.Request) (answered bool)
+
+// IsPush: the request pushes (git-receive-pack).
+func IsPush(r *http.Request) bool {
+	return r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/git-receive-pack")
 }
 
 // New starts a server; the test's end stops it.
@@ -31,12 +42,15 @@ func New(t testing.TB) *Server {
 		Env: []string{"GIT_PROJECT_ROOT=" + s.Root, "GIT_HTTP_EXPORT_ALL=1"}}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		s.Requests.Add(1)
+		if answer := s.Intercept.Load(); answer != nil && (*answer)(w, r) {
+			return
+		}
 		if u, p, ok := r.BasicAuth(); !ok || u != s.User || p != s.Password {
 			w.Header().Set("WWW-Authenticate", `Basic realm="git"`)
 			http.Error(w, "authentication required", http.StatusUnauthorized)
 			return
 		}
-		if r.Method == http.MethodPost && strings.HasSuffix(r.URL.Path, "/git-receive-pack") {
+		if IsPush(r) {
 			s.Pushes.Add(1)
 		}
 		backend.ServeHTTP(w, r)
