@@ -13,8 +13,10 @@ import (
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
+	policyv1 "k8s.io/api/policy/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"k8s.io/apimachinery/pkg/types"
 	"k8s.io/apimachinery/pkg/util/intstr"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -321,4 +323,90 @@ func TestScenarioInPlaceResumesAfterAKill(t *testing.T) {
 		}
 		return len(notes) == 1 && strings.Contains(notes[0], "rollgate answered it for pods db-1"), fmt.Sprint(notes), nil
 	})
+}
+
+// TestScenarioInPlaceOutlastsItsHealthTimeout: 12 pods that each take 40 s to be ready again, one
+// of them (db-0, below the partition) down before the upgrade and after: with maxUnavailable 2
+// the other 11 go one at a time, some 8 minutes in all, and the version passes under a 5m health
+// timeout. Never more than 2 pods are out of service, db-0 counted. Then a PodDisruptionBudget that
+// allows no disruption holds the next version's first drain until it is deleted.
+func TestScenarioInPlaceOutlastsItsHealthTimeout(t *testing.T) {
+	inNamespaceOnly(t)
+	s := newScenario(t, "inplace-slow")
+	readyDelay(t, s.ns, 40_000)
+	broken := img("0.9.9")
+	neverReady(t, s.ns, broken)
+	sts := inPlaceStatefulSet()
+	sts.Spec.Replicas = ptr.To[int32](12)
+	s.create(sts, appVersion("1.0.0"), config(func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Spec.TargetRef = v1alpha1.WorkloadReference{Kind: v1alpha1.KindStatefulSet, Name: "db"}
+		c.Spec.HealthTimeout = &metav1.Duration{Duration: 5 * time.Minute}
+		c.Spec.Strategy = &v1alpha1.UpgradeStrategy{Type: v1alpha1.StrategyInPlace, InPlace: &v1alpha1.InPlaceStrategy{
+			Partition: 1, MaxUnavailable: ptr.To(intstr.FromInt32(2)), DrainGracePeriod: &metav1.Duration{Duration: 2 * time.Second},
+			PodReadyTimeout: &metav1.Duration{Duration: 2 * time.Minute}}}
+	}))
+	s.start()
+	s.waitConfig(3*time.Minute, "1.0.0 recorded, every pod in service", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.0.0" })
+	before := podsByName(t, s.ns)
+	if len(before) != 12 {
+		t.Fatalf("%d pods, want 12", len(before))
+	}
+
+	// db-0 goes down (a crash loop of its own) before the upgrade, and stays down.
+	if err := k8s.Patch(context.Background(), &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "db-0"}},
+		client.RawPatch(types.StrategicMergePatchType, []byte(`{"spec":{"containers":[{"name":"db","image":"`+broken+`"}]}}`))); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, 30*time.Second, "db-0 down", func(ctx context.Context) (bool, string, error) {
+		var p corev1.Pod
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: "db-0"}, &p)
+		return err == nil && !isReady(&p), "still ready", err
+	})
+	s.announce("1.1.0")
+	announced := time.Now()
+	log := watchPods(t, s.ns, podsByName(t, s.ns))
+	c := s.completed("1.1.0", 1, 12*time.Minute)
+	took := time.Since(announced)
+	h := c.Status.VersionHistory[len(c.Status.VersionHistory)-1]
+	changes, worst := log.snapshot()
+	t.Logf("11 pods upgraded in place in %s under a 5m health timeout; at most %d out of service at once, db-0 counted", took.Round(time.Second), worst)
+	if h.Status != v1alpha1.ResultHealthy || len(c.Status.FailedVersions) != 0 {
+		t.Errorf("1.1.0: %s, failed %v", h.Status, c.Status.FailedVersions)
+	}
+	if took < 5*time.Minute {
+		t.Errorf("the upgrade took %s: it did not outlast the health timeout, and shows nothing", took)
+	}
+	if worst > 2 {
+		t.Errorf("%d pods were out of service at once, db-0 counted; maxUnavailable is 2:\n  %s", worst, strings.Join(changes, "\n  "))
+	}
+	for name, p := range podsByName(t, s.ns) {
+		if wantImage := img("1.1.0"); name != "db-0" && (p.Spec.Containers[0].Image != wantImage || !isReady(&p)) {
+			t.Errorf("%s runs %s, ready %v", name, p.Spec.Containers[0].Image, isReady(&p))
+		}
+	}
+
+	// A PodDisruptionBudget that allows no disruption holds the first drain of 1.2.0.
+	readyDelay(t, s.ns, 1000)
+	s.create(&policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Name: "db"}, Spec: policyv1.PodDisruptionBudgetSpec{
+		MaxUnavailable: ptr.To(intstr.FromInt32(0)), Selector: &metav1.LabelSelector{MatchLabels: map[string]string{"app": "db"}}}})
+	eventually(t, time.Minute, "the budget's status", func(ctx context.Context) (bool, string, error) {
+		var pdb policyv1.PodDisruptionBudget
+		err := k8s.Get(ctx, client.ObjectKey{Namespace: s.ns, Name: "db"}, &pdb)
+		return err == nil && pdb.Status.ObservedGeneration == pdb.Generation && pdb.Status.ExpectedPods == 12, fmt.Sprintf("%+v", pdb.Status), err
+	})
+	changed, _ := log.snapshot()
+	s.announce("1.2.0")
+	var held string
+	eventually(t, time.Minute, "1.2.0 held by the budget", func(context.Context) (bool, string, error) {
+		held = describeConfig(s.config())
+		return strings.Contains(held, "PodDisruptionBudget db allows no disruption: db-11 waits"), held, nil
+	})
+	time.Sleep(10 * time.Second) // room for a wrong drain
+	if now, _ := log.snapshot(); len(now) != len(changed) {
+		t.Errorf("pods changed under a budget that allows no disruption: %s (%s)", strings.Join(now[len(changed):], ", "), held)
+	}
+	if err := k8s.Delete(context.Background(), &policyv1.PodDisruptionBudget{ObjectMeta: metav1.ObjectMeta{Namespace: s.ns, Name: "db"}}); err != nil {
+		t.Fatal(err)
+	}
+	s.completed("1.2.0", 2, 3*time.Minute)
 }
