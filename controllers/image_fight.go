@@ -91,14 +91,14 @@ func decideRender(in renderFacts, now time.Time) renderDecision {
 		if other == "" {
 			return renderDecision{Render: true, Fight: in.Fight, Reason: "rendering the image again: changed under rollgate's own field manager"}
 		}
-		fight := in.Fight
-		if in.StandIn && fight.seenBefore(in.StandInSince) {
-			fight = revertState{}
+		if in.StandIn && in.Fight.seenBefore(in.StandInSince) {
+			// Rendered by an earlier stand-in: this one starts with no revert.
+			return renderDecision{Render: true, Reason: "rendering the image again: it stands in for Git anew"}
 		}
-		if fight.count >= v1alpha1.MaxImageReverts {
-			return renderDecision{Fight: fight, Reason: "not rendering again: another field manager keeps changing the image back"}
+		if in.Fight.count >= v1alpha1.MaxImageReverts {
+			return renderDecision{Fight: in.Fight, Reason: "not rendering again: another field manager keeps changing the image back"}
 		}
-		fight = revertState{count: fight.count + 1, by: other, at: now.UTC().Format(time.RFC3339)}
+		fight := revertState{count: in.Fight.count + 1, by: other, at: now.UTC().Format(time.RFC3339)}
 		return renderDecision{Render: true, Fight: fight, Reason: "rendering the image again: another field manager changed it back"}
 	default:
 		// A new image: an old fight is over.

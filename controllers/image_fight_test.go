@@ -76,8 +76,7 @@ func TestRevertCounting(t *testing.T) {
 			facts: renderFacts{Config: "web", Want: targetImage, Running: gitImage, LastImage: targetImage, LastConfig: "web",
 				Owners: []string{gitOps}, StandIn: true, StandInSince: fightNow.Add(-time.Minute), Fight: revertState{count: 3, by: gitOps, at: seenAgo(time.Hour)}},
 			render: true,
-			fight:  revertState{count: 1, by: gitOps, at: seenAgo(0)},
-			reason: "rendering the image again: another field manager changed it back",
+			reason: "rendering the image again: it stands in for Git anew",
 		},
 		{
 			name: "an image changed back by another field manager is rendered again and counted once",

@@ -165,7 +165,8 @@ patches:
 	// says so and rolls it back again, by a commit of its own that puts 1.4.0 back in the file.
 	rollback := strings.TrimSpace(gittest.Git(t, "", "--git-dir", bare, "log", "-1", "--format=%H", "--grep", "back on 1.4.0", "main"))
 	gitCommit(t, bare, "Revert rollgate's rollback", func(dir string) { gittest.Git(t, dir, "revert", "--no-commit", rollback) })
-	s.waitEvent(2*time.Minute, v1alpha1.EventFailedVersionFromGit, "runs "+web+":1.5.0, which failed before, from Git")
+	// Within the apply timeout of rollgate's last write the tool may be on its way: it waits that long first.
+	s.waitEvent(4*time.Minute, v1alpha1.EventFailedVersionFromGit, "runs "+web+":1.5.0, which failed before, from Git")
 	runs("1.4.0")
 	waitInGit(t, bare, example+"kustomization.yaml", isText(kustomization("1.4.0")))
 	again := written("1.5.0 rolled back again", func(c *v1alpha1.RollingUpgradeConfig) bool {

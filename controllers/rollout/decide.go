@@ -170,8 +170,9 @@ func lostFight(d *Decision, in Input, w *Workload) {
 		if d.Status.Phase == v1alpha1.PhaseCompleted {
 			d.Status.Phase = v1alpha1.PhaseIdle
 		}
+		// Under GitFirst the image the tool put back is checked once the stand-in ends (fromGit).
 		if w.Verdict.State == health.Healthy && image.SameRepository(w.Image, spec.Image) && !image.Renders(w.Image, d.Status.CurrentImage) &&
-			!slices.Contains(d.Status.FailedVersions, image.Version(w.Image)) {
+			!slices.Contains(d.Status.FailedVersions, image.Version(w.Image)) && !StandsInForGit(in.Config) {
 			recordRunning(&d.Status, w.Image)
 		}
 	}

@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"slices"
+	"strings"
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
@@ -31,8 +32,9 @@ import (
 func StandInSince(cfg *v1alpha1.RollingUpgradeConfig, now time.Time) (time.Time, bool) {
 	st := &cfg.Status
 	a := AnnotationsOf(cfg)
-	if !StandsInForGit(cfg) || st.CurrentImage == "" || a.Step == StepHealthCheck {
-		return time.Time{}, false
+	if !StandsInForGit(cfg) || st.CurrentImage == "" || a.Step == StepHealthCheck ||
+		(st.RecordedTarget != nil && *st.RecordedTarget != RecordedTargetOf(cfg.Spec)) {
+		return time.Time{}, false // nothing recorded for this workload stands in for it
 	}
 	if c := apimeta.FindStatusCondition(st.Conditions, v1alpha1.ConditionGitWriteBack); c != nil && c.Status == metav1.ConditionFalse {
 		return c.LastTransitionTime.Time, true
@@ -57,17 +59,25 @@ func StandInAfter(cfg *v1alpha1.RollingUpgradeConfig, now time.Time) time.Durati
 
 // rollbackApplyDeadline is the instant a GitFirst rollback Git took must have reached the workload
 // by: an apply timeout after its commit, as for a rollout. ok is false when no rollback is in
-// flight, or Git has not taken it.
+// flight, or Git cannot be written. The status says the rollback before its start is written to
+// the annotations, and the write-back may commit it in between (a crash between the two writes
+// moves the start later still): a commit from before the start that Git took last counts from the
+// start.
 func rollbackApplyDeadline(spec v1alpha1.RollingUpgradeConfigSpec, a Annotations, st *v1alpha1.RollingUpgradeConfigStatus) (time.Time, bool) {
 	started, err := time.Parse(time.RFC3339, a.UpdateStarted)
-	if a.Step != StepRollingBack || err != nil {
+	g := st.GitWriteBack
+	if a.Step != StepRollingBack || err != nil || g == nil || g.LastWrite == nil ||
+		!apimeta.IsStatusConditionTrue(st.Conditions, v1alpha1.ConditionGitWriteBack) {
 		return time.Time{}, false
 	}
-	committed, ok := committedSince(st, started)
-	if !ok {
-		return time.Time{}, false
+	return maxTime(g.LastWrite.Time, started).Add(spec.GitWriteBack.ApplyTimeoutOrDefault()), true
+}
+
+func maxTime(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
 	}
-	return committed.Add(spec.GitWriteBack.ApplyTimeoutOrDefault()), true
+	return b
 }
 
 // standInCause says why the last healthy image stands in, for messages.
@@ -120,8 +130,14 @@ func fromGit(d *Decision, in Input, w *Workload) bool {
 	if _, ok := StandInSince(in.Config, in.Now); ok {
 		return false
 	}
+	if i := strings.LastIndex(img, "@"); i >= 0 && image.Tag(img) != "" {
+		img = img[:i] // the digest an admission webhook pinned goes: Git takes tags
+	}
 	ref := in.Config.Spec.GitWriteBack
 	ver := image.Version(img)
+	if gitLate(d, in, w, ver) {
+		return true
+	}
 	if !slices.Contains(st.FailedVersions, ver) {
 		if problem := handTargetProblem(st, in.Config.Spec, img); problem != "" {
 			st.Phase, st.TargetVersion = restingPhase(st), ""
@@ -134,27 +150,53 @@ func fromGit(d *Decision, in Input, w *Workload) bool {
 		}
 		return true
 	}
-	if st.CircuitOpen {
+	// The rollback is recorded by its start, now; one recorded already (the annotations' write
+	// failed after the status') is not counted again, and its events go out again with the move.
+	last := len(st.VersionHistory) - 1
+	recorded := last >= 0 && st.Phase == v1alpha1.PhaseRollingBack && st.VersionHistory[last].Version == ver &&
+		st.VersionHistory[last].Status == v1alpha1.ResultRolledBack
+	if !recorded && st.CircuitOpen {
 		st.Phase, st.TargetVersion = restingPhase(st), ""
-		d.stalled(v1alpha1.EventFailedVersionFromGit, "%s runs %s, which failed before, from Git (%s of GitWriteBack %s changed under rollgate); "+
-			"%s. Put %s back in Git and check that the GitOps tool applies it, then reset the circuit", w.Description, ver, ref.Path, ref.Name,
-			circuitMessage(st, ""), orNone(st.CurrentVersion))
+		d.stalled(v1alpha1.EventFailedVersionFromGit, "%s runs %s, which failed before, from Git (%s of GitWriteBack %s); %s. Put %s back in Git, "+
+			"or, if Git says it already, find why the GitOps tool does not apply it (Flux: flux get kustomizations), then reset the circuit",
+			w.Description, ver, ref.Path, ref.Name, circuitMessage(st, ""), orNone(st.CurrentVersion))
 		return true
 	}
-	// The rollback is recorded by its start, now; one recorded already (the annotations' write
-	// failed after the status') is not counted again.
-	if last := len(st.VersionHistory) - 1; last < 0 || st.Phase != v1alpha1.PhaseRollingBack || st.VersionHistory[last].Version != ver ||
-		st.VersionHistory[last].Status != v1alpha1.ResultRolledBack {
-		_, opened := bookkeeping.Rollback(st, ver, img, "brought back through Git: "+ref.Path+" changed under rollgate",
+	opened := false
+	if !recorded {
+		_, opened = bookkeeping.Rollback(st, ver, img, "brought back through Git: "+ref.Path+" changed under rollgate",
 			metav1.NewTime(in.Now.UTC().Truncate(time.Second)), in.Config.Spec.MaxRollbacks)
-		d.event(WriteAnnotations, corev1.EventTypeWarning, v1alpha1.EventFailedVersionFromGit,
-			"%s runs %s, which failed before, from Git (%s of GitWriteBack %s changed under rollgate): rolling back to %s by a new commit",
-			w.Description, img, ref.Path, ref.Name, orNone(st.CurrentImage))
-		if opened {
-			d.event(WriteAnnotations, corev1.EventTypeWarning, v1alpha1.EventCircuitOpen, "%s", circuitMessage(st, ""))
-		}
+	}
+	d.event(WriteAnnotations, corev1.EventTypeWarning, v1alpha1.EventFailedVersionFromGit,
+		"%s runs %s, which failed before, from Git (%s of GitWriteBack %s changed under rollgate): rolling back to %s by a new commit",
+		w.Description, img, ref.Path, ref.Name, orNone(st.CurrentImage))
+	if opened || (recorded && st.CircuitOpen) {
+		d.event(WriteAnnotations, corev1.EventTypeWarning, v1alpha1.EventCircuitOpen, "%s", circuitMessage(st, ""))
 	}
 	rollBackTo(d, in)
 	d.progressing(v1alpha1.ReasonRollingBack, "%s came back from Git, and failed before; rolling back to %s", ver, orNone(st.CurrentImage))
+	return true
+}
+
+// gitLate: the workload runs the version of the last verdict, rolled back or withdrawn, while the
+// GitOps tool may still be on its way to what Git says since (the last write, an apply timeout
+// ago at most): a tool that is slow, or was stopped while Git could not be written, is no change
+// in Git. The config says so and looks again then.
+func gitLate(d *Decision, in Input, w *Workload, ver string) bool {
+	st := &d.Status
+	h := st.VersionHistory
+	g := st.GitWriteBack
+	if len(h) == 0 || h[len(h)-1].Version != ver || g == nil || g.LastWrite == nil ||
+		(h[len(h)-1].Status != v1alpha1.ResultRolledBack && h[len(h)-1].Status != v1alpha1.ResultWithdrawn) {
+		return false
+	}
+	until := g.LastWrite.Add(in.Config.Spec.GitWriteBack.ApplyTimeoutOrDefault())
+	if !in.Now.Before(until) {
+		return false
+	}
+	ref := in.Config.Spec.GitWriteBack
+	d.progressing(v1alpha1.ReasonAwaitingGitOps, "%s runs %s; %s of GitWriteBack %s says %s since %s: waiting until %s for the GitOps tool to apply it",
+		w.Description, ver, ref.Path, ref.Name, orNone(st.CurrentVersion), g.LastWrite.UTC().Format(time.RFC3339), until.UTC().Format(time.RFC3339))
+	d.lookWithin(until.Sub(in.Now))
 	return true
 }

@@ -39,19 +39,36 @@ func TestAFailedVersionBroughtBackThroughGitIsRolledBackAgain(t *testing.T) {
 	if history(st) != "1.1.0:RolledBack,1.1.0:RolledBack" || st.RollbackCount != 2 || st.CircuitOpen {
 		t.Errorf("history %s, rollbacks %d, circuit %v: the second rollback is one more rollback", history(st), st.RollbackCount, st.CircuitOpen)
 	}
-	if !st.GitWriteBack.LastWrite.Time.Equal(now) {
-		t.Errorf("Git last written at %s: the rollback again was not committed", st.GitWriteBack.LastWrite)
-	}
 	if r := st.VersionHistory[1].Reason; !strings.Contains(r, "Git") {
 		t.Errorf("history reason %q names no Git", r)
 	}
 
-	// A crash after the status was written and before the annotations: the rollback is not counted twice.
-	d := Decide(Input{Now: now, Config: config(current("1.0.0"), gitFirstConfig, failedBefore), Workload: reverted})
-	again := Decide(Input{Now: now.Add(time.Minute), Config: statusOnly(config(current("1.0.0"), gitFirstConfig, failedBefore), d), Workload: reverted})
-	if again.Annotations.Step != StepRollingBack || again.Status.RollbackCount != 2 || len(again.Status.VersionHistory) != 2 {
-		t.Errorf("after a crash between the writes: step %q, rollbacks %d, history %s", again.Annotations.Step, again.Status.RollbackCount, history(again.Status))
+	// A crash after the status was written and before the annotations: the rollback is not counted
+	// twice, and its events go out with the move; one that opened the circuit too.
+	for _, max := range []int32{3, 2} {
+		fresh := config(current("1.0.0"), gitFirstConfig, failedBefore, func(c *v1alpha1.RollingUpgradeConfig) { c.Spec.MaxRollbacks = max })
+		d := Decide(Input{Now: now, Config: fresh, Workload: reverted})
+		again := Decide(Input{Now: now.Add(time.Minute), Config: statusOnly(fresh, d), Workload: reverted})
+		wantEvents := v1alpha1.EventFailedVersionFromGit
+		if max == 2 {
+			wantEvents += "," + v1alpha1.EventCircuitOpen
+		}
+		if again.Annotations.Step != StepRollingBack || again.Status.RollbackCount != 2 || len(again.Status.VersionHistory) != 2 ||
+			reasons(again.Events) != wantEvents || reasons(d.Events) != wantEvents {
+			t.Errorf("maxRollbacks %d, after a crash between the writes: step %q, rollbacks %d, history %s, events %s then %s",
+				max, again.Annotations.Step, again.Status.RollbackCount, history(again.Status), reasons(d.Events), reasons(again.Events))
+		}
 	}
+
+	// Git was written a minute ago (after an outage, say): the GitOps tool has an apply timeout to
+	// bring what it says before the failed version counts as brought back.
+	late := config(current("1.0.0"), gitFirstConfig, failedBefore)
+	late.Status.GitWriteBack.LastWrite = &metav1.Time{Time: now.Add(-time.Minute)}
+	runSteps(t, late, nil, []step{
+		{name: "Git written a minute ago: the tool may be on its way", workload: reverted, wantReason: v1alpha1.ReasonAwaitingGitOps, wantGit: v100},
+		{name: "an apply timeout later it is not: rolled back", after: 9 * time.Minute, workload: reverted,
+			wantStep: StepRollingBack, wantReason: v1alpha1.ReasonRollingBack, wantEvents: v1alpha1.EventFailedVersionFromGit, wantGit: v100},
+	})
 
 	// Each time brought back counts: with the circuit open, it is reported, not fought.
 	open := config(current("1.0.0"), gitFirstConfig, failedBefore, func(c *v1alpha1.RollingUpgradeConfig) {
@@ -62,7 +79,7 @@ func TestAFailedVersionBroughtBackThroughGitIsRolledBackAgain(t *testing.T) {
 			wantReason: v1alpha1.EventFailedVersionFromGit, wantEvents: v1alpha1.EventFailedVersionFromGit, wantGit: v100},
 		{name: "one Warning", after: time.Minute, workload: reverted, wantReason: v1alpha1.EventFailedVersionFromGit, wantGit: v100},
 	})
-	d = Decide(Input{Now: now, Config: open, Workload: reverted})
+	d := Decide(Input{Now: now, Config: open, Workload: reverted})
 	if r := condition(d, meta.ReadyCondition); !strings.Contains(r.Message, "runs 1.1.0") || condition(d, meta.StalledCondition) == nil {
 		t.Errorf("Ready %+v: the config must say that the failed version runs", r)
 	}
@@ -83,6 +100,11 @@ func TestAVersionGitBroughtIsChecked(t *testing.T) {
 	})
 	if cfg.Status.CurrentVersion != "1.2.0" {
 		t.Errorf("current %s", cfg.Status.CurrentVersion)
+	}
+	// Pinned to its digest by an admission webhook: the tag is what Git says, and what is checked.
+	pinned := deploymentAt("1.2.0@sha256:"+strings.Repeat("a", 64), pending)
+	if d := Decide(Input{Now: now, Config: config(current("1.0.0"), gitFirstConfig), Workload: pinned}); d.Annotations.TargetImage != v120 {
+		t.Errorf("pinned by a webhook: target %q, Ready %+v", d.Annotations.TargetImage, condition(d, meta.ReadyCondition))
 	}
 	// One that may not start (suspended) is reported, not called current.
 	suspended := config(current("1.0.0"), gitFirstConfig, func(c *v1alpha1.RollingUpgradeConfig) { c.Spec.Suspend = true })
@@ -118,6 +140,13 @@ func TestAGitFirstRollbackNotAppliedIsRendered(t *testing.T) {
 	if wait := StandInAfter(cfg, now.Add(4*time.Minute)); wait != 6*time.Minute {
 		t.Errorf("the renderer looks again after %s, want 6m", wait)
 	}
+	// The rollback's start written after Git took it (a crash between the status and the
+	// annotations): the apply timeout runs from the start.
+	restarted := cfg.DeepCopy()
+	restarted.Annotations[v1alpha1.UpdateStartedAnnotation] = now.Add(2 * time.Minute).Format(time.RFC3339)
+	if wait := StandInAfter(restarted, now.Add(4*time.Minute)); wait != 8*time.Minute {
+		t.Errorf("after a late start the renderer looks again after %s, want 8m", wait)
+	}
 	runSteps(t, cfg, nil, []step{
 		{name: "past it: rendered too, said once", after: 10 * time.Minute, workload: stuck,
 			wantStep: StepRollingBack, wantReason: v1alpha1.EventNotAppliedFromGit, wantEvents: v1alpha1.EventNotAppliedFromGit, wantGit: v100, wantRender: v100},
@@ -147,11 +176,12 @@ func TestAGitOpsToolThatRevertsTheStandInIsReported(t *testing.T) {
 	if r := condition(Decide(Input{Now: now, Config: cfg, Workload: w}), meta.ReadyCondition); r.Reason == v1alpha1.EventFieldManagerConflict {
 		t.Errorf("an old stand-in's fight counts: %+v", r)
 	}
-	// Git written again: the stand-in is over, and so is its fight.
+	// Git written again: the stand-in is over, and so is its fight; what runs is judged as Git's.
 	ok := config(current("1.0.0"), gitFirstConfig, failedBefore)
 	w.ImageRevertedAt = now.Add(-time.Minute)
-	if r := condition(Decide(Input{Now: now, Config: ok, Workload: deploymentAt("1.0.0", healthy)}), meta.ReadyCondition); r.Reason == v1alpha1.EventFieldManagerConflict {
-		t.Errorf("no stand-in, still a fight: %+v", r)
+	if d := Decide(Input{Now: now, Config: ok, Workload: w}); condition(d, meta.ReadyCondition).Reason == v1alpha1.EventFieldManagerConflict ||
+		d.Annotations.Step != StepRollingBack {
+		t.Errorf("no stand-in, still a fight: %+v, step %q", condition(d, meta.ReadyCondition), d.Annotations.Step)
 	}
 	if since, ok := StandInSince(cfg, now); !ok || !since.Equal(now.Add(-30*time.Minute)) {
 		t.Errorf("stand-in since %s, %v: want since Git began to fail", since, ok)
