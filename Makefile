@@ -61,6 +61,14 @@ KUBECONFIG_OUT ?= $(BIN)/$(CLUSTER).kubeconfig
 GO_TEST_FLAGS ?= -count=1
 E2E_TIMEOUT   ?= 30m
 
+# What `rollgate version` says: git describe of the checkout, the commit and its date (not the time
+# of the build, so that a build of one commit is the same binary).
+VERSION     ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT      ?= $(shell git rev-parse HEAD 2>/dev/null)
+COMMIT_DATE ?= $(shell TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ 2>/dev/null)
+BUILDINFO   := github.com/rollgate/rollgate/internal/buildinfo
+LDFLAGS     := -s -w -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT) -X $(BUILDINFO).date=$(COMMIT_DATE)
+
 export GOTOOLCHAIN := go$(GO_VERSION)
 export KUBE_VERSION ETCD_VERSION KWOK_VERSION RENOVATE_VERSION NODE_VERSION CACHE CLUSTER NODES KUBECONFIG_OUT
 export KUBECTL KUBE_BIN ETCD_BIN KWOK_BIN
@@ -123,8 +131,30 @@ vet: ## Run go vet (all build tags) and fail on unformatted files.
 ##@ Build
 
 .PHONY: build
-build: ## Build the manager binary into bin/rollgate.
-	go build -trimpath -o $(BIN)/rollgate ./cmd/rollgate
+build: ## Build the manager binary into bin/rollgate, stamped with its version (VERSION, default: git describe).
+	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/rollgate ./cmd/rollgate
+
+# The image's platforms; each gets a static binary of its own.
+IMAGE_PLATFORMS ?= linux/amd64 linux/arm64
+IMAGE_DIR := $(BIN)/image
+
+.PHONY: image
+image: ## Build the manager image for IMAGE_PLATFORMS into the OCI layout bin/image/layout, with no container engine.
+	@for p in $(IMAGE_PLATFORMS); do \
+	  echo "go build $$p"; \
+	  CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} go build -trimpath -ldflags '$(LDFLAGS)' -o $(IMAGE_DIR)/$${p%/*}-$${p#*/}/rollgate ./cmd/rollgate || exit 1; \
+	done
+	go run ./hack/image build -out $(IMAGE_DIR)/layout -version $(VERSION) -revision $(COMMIT) -created $(COMMIT_DATE) \
+	  $(foreach p,$(IMAGE_PLATFORMS),-bin $(p)=$(IMAGE_DIR)/$(subst /,-,$(p))/rollgate)
+
+.PHONY: image-push
+image-push: image ## Push the image to IMG (registry/repository:tag), with the credentials of ~/.docker/config.json.
+	@[ -n "$(IMG)" ] || { echo "error: set IMG=registry/repository:tag" >&2; exit 1; }
+	go run ./hack/image push -layout $(IMAGE_DIR)/layout -image $(IMG)
+
+.PHONY: print-ldflags
+print-ldflags: ## Print the linker flags that stamp the version into a build.
+	@echo '$(LDFLAGS)'
 
 .PHONY: run
 run: build ## Run the manager against the local cluster (make cluster-up first).

@@ -155,7 +155,21 @@ func TestManagerServesProbesAndMetricsAndLeads(t *testing.T) {
 		return h != nil && *h != "", "no holder", nil
 	})
 	body := waitStatus(t, "http://"+m.metrics+"/metrics", "", http.StatusOK)
-	for _, series := range []string{`leader_election_master_status{name="` + lease + `"} 1`, "rest_client_requests_total"} {
+	// The build the Makefile stamped: git describe of the checkout, in the metric, the log and
+	// `rollgate version`.
+	describe, err := exec.Command("git", "-C", repoRoot, "describe", "--tags", "--always", "--dirty").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	version := strings.TrimSpace(string(describe))
+	if out, err := exec.Command(os.Getenv("ROLLGATE_BIN"), "version").Output(); err != nil || !strings.HasPrefix(string(out), "rollgate "+version+" (commit ") {
+		t.Errorf("rollgate version: %q, %v; want rollgate %s (commit …", out, err, version)
+	}
+	if log, err := os.ReadFile(m.log); err != nil || !strings.Contains(string(log), `"version":"rollgate `+version+` (commit `) {
+		t.Errorf("the manager's log does not say it runs %s", version)
+	}
+	for _, series := range []string{`leader_election_master_status{name="` + lease + `"} 1`, "rest_client_requests_total",
+		`rollgate_build_info{commit="`, `version="` + version + `"} 1`} {
 		if !strings.Contains(body, series) {
 			t.Errorf("/metrics does not show %s", series)
 		}

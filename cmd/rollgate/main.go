@@ -1,6 +1,7 @@
 // Command rollgate is the rollgate manager: it runs the controllers that roll Deployments and
 // StatefulSets forward to new image versions, and serves health probes and Prometheus metrics.
-// `rollgate renovate import` feeds a Renovate report into ApplicationVersions.
+// `rollgate renovate import` feeds a Renovate report into ApplicationVersions; `rollgate version`
+// (or --version) says which build it is.
 package main
 
 import (
@@ -12,19 +13,32 @@ import (
 	// Maintenance windows name IANA time zones; embed the database so that a minimal image works.
 	_ "time/tzdata"
 
+	// Registries, Git hosts and Prometheus are reached over TLS: Mozilla's roots, used when the
+	// system has none (the image is built on an empty base).
+	_ "golang.org/x/crypto/x509roots/fallback"
+
 	ctrl "sigs.k8s.io/controller-runtime"
+
+	"github.com/rollgate/rollgate/internal/buildinfo"
 )
 
 func main() {
 	ctx := ctrl.SetupSignalHandler()
 	var err error
-	if len(os.Args) > 1 && os.Args[1] == "renovate" {
+	switch {
+	case len(os.Args) > 1 && os.Args[1] == "renovate":
 		err = runRenovate(ctx, os.Args[2:], os.Stdout)
-	} else {
+	case len(os.Args) == 2 && os.Args[1] == "version":
+		err = errVersion
+	default:
 		err = run(ctx, os.Args[1:])
 	}
-	if errors.Is(err, flag.ErrHelp) {
+	switch {
+	case errors.Is(err, flag.ErrHelp):
 		return // the flag package printed the usage
+	case errors.Is(err, errVersion):
+		fmt.Println(buildinfo.Get())
+		return
 	}
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "rollgate:", err)
@@ -48,7 +62,7 @@ func run(ctx context.Context, args []string) error {
 	if err != nil {
 		return err
 	}
-	ctrl.Log.WithName("setup").Info("starting manager",
+	ctrl.Log.WithName("setup").Info("starting manager", "version", buildinfo.Get().String(),
 		"metrics", opts.MetricsAddr, "probes", opts.ProbeAddr,
 		"leaderElection", opts.LeaderElect, "namespaces", opts.Namespaces, "controllers", opts.Controllers)
 	return mgr.Start(ctx)

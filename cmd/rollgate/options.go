@@ -120,10 +120,14 @@ func parseOptions(args []string) (options, error) {
 		"Longest one analysis query may take; a query that times out counts as an error, not a failure.")
 	o.zap = zap.Options{Development: false}
 	o.zap.BindFlags(fs)
+	showVersion := fs.Bool("version", false, "Print the version, commit, its date and the Go release, and exit.")
 
 	err := fs.Parse(args)
 	if err != nil {
 		return options{}, err
+	}
+	if *showVersion {
+		return options{}, errVersion
 	}
 	if fs.NArg() > 0 {
 		return options{}, fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
