@@ -139,6 +139,7 @@ func waitStatus(t *testing.T, url, token string, want int) string {
 }
 
 func TestManagerServesProbesAndMetricsAndLeads(t *testing.T) {
+	installCRDs(t) // the manager does not start without them
 	lease := "rollgate-e2e-" + rand.String(5)
 	m := startManager(t, "--leader-election-namespace", "default", "--leader-election-id", lease)
 

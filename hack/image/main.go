@@ -168,39 +168,41 @@ func Image(m Meta, osName, arch string, bin []byte) (v1.Image, error) {
 	return mutate.ConfigFile(img, cfg)
 }
 
-// rootFS is the layer's tar: the binary and the user and group files, owned by root, stamped with
-// the commit's time.
+// rootFS is the layer's tar: the binary and the user and group files, owned by root (the user's
+// home by the user), stamped with the commit's time.
 func rootFS(bin []byte, at time.Time) ([]byte, error) {
 	var buf bytes.Buffer
 	tw := tar.NewWriter(&buf)
-	add := func(name string, mode int64, body []byte) error {
+	add := func(name string, mode int64, owner int, body []byte) error {
 		typ := byte(tar.TypeReg)
 		if strings.HasSuffix(name, "/") {
 			typ = tar.TypeDir
 		}
-		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: mode, Size: int64(len(body)), Typeflag: typ, ModTime: at, Format: tar.FormatPAX}); err != nil {
+		if err := tw.WriteHeader(&tar.Header{Name: name, Mode: mode, Uid: owner, Gid: owner, Size: int64(len(body)), Typeflag: typ,
+			ModTime: at, Format: tar.FormatPAX}); err != nil {
 			return err
 		}
 		_, err := tw.Write(body)
 		return err
 	}
 	for _, f := range []struct {
-		name string
-		mode int64
-		body string
+		name  string
+		mode  int64
+		owner int
+		body  string
 	}{
-		{"etc/", 0o755, ""},
-		{"etc/passwd", 0o644, fmt.Sprintf("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:%d:%d:nonroot:/home/nonroot:/sbin/nologin\n", uid, uid)},
-		{"etc/group", 0o644, fmt.Sprintf("root:x:0:\nnonroot:x:%d:\n", uid)},
-		{"home/", 0o755, ""},
-		{"home/nonroot/", 0o700, ""},
-		{"tmp/", 0o1777, ""},
+		{"etc/", 0o755, 0, ""},
+		{"etc/passwd", 0o644, 0, fmt.Sprintf("root:x:0:0:root:/root:/sbin/nologin\nnonroot:x:%d:%d:nonroot:/home/nonroot:/sbin/nologin\n", uid, uid)},
+		{"etc/group", 0o644, 0, fmt.Sprintf("root:x:0:\nnonroot:x:%d:\n", uid)},
+		{"home/", 0o755, 0, ""},
+		{"home/nonroot/", 0o700, uid, ""},
+		{"tmp/", 0o1777, 0, ""},
 	} {
-		if err := add(f.name, f.mode, []byte(f.body)); err != nil {
+		if err := add(f.name, f.mode, f.owner, []byte(f.body)); err != nil {
 			return nil, err
 		}
 	}
-	if err := add("rollgate", 0o755, bin); err != nil {
+	if err := add("rollgate", 0o755, 0, bin); err != nil {
 		return nil, err
 	}
 	if err := tw.Close(); err != nil {
