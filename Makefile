@@ -152,6 +152,12 @@ image-push: image ## Push the image to IMG (registry/repository:tag), with the c
 	@[ -n "$(IMG)" ] || { echo "error: set IMG=registry/repository:tag" >&2; exit 1; }
 	go run ./hack/image push -layout $(IMAGE_DIR)/layout -image $(IMG)
 
+DIST ?= $(CURDIR)/dist
+
+.PHONY: release
+release: image ## Write the release artefacts of VERSION (e.g. v0.1.0) into dist/: installs pinned by digest, the image, dashboard, alerts, notes, checksums.
+	VERSION=$(VERSION) KUBECTL=$(KUBECTL) DIST=$(DIST) IMAGE_LAYOUT=$(IMAGE_DIR)/layout hack/release.sh
+
 .PHONY: print-ldflags
 print-ldflags: ## Print the linker flags that stamp the version into a build.
 	@echo '$(LDFLAGS)'

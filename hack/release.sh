@@ -1,0 +1,74 @@
+#!/usr/bin/env bash
+# release.sh: the artefacts of a release in $DIST, from the image `make image` wrote into
+# $IMAGE_LAYOUT (run through `make release VERSION=v0.1.0`):
+#   install.yaml, install-namespaced.yaml  CRDs, RBAC and the manager, its image pinned by digest
+#   rollgate-image.oci.tar                 the image (an OCI layout: every platform), for air gaps
+#   rollgate-dashboard.json                the Grafana dashboard
+#   rollgate-prometheusrule.yaml           the alerts, as a prometheus-operator PrometheusRule
+#   release-notes.md                       the commits since the last tag
+#   checksums.txt                          sha256 of each of the above
+set -euo pipefail
+
+: "${VERSION:?VERSION is not set (make release VERSION=v0.1.0)}"
+: "${KUBECTL:?KUBECTL is not set (run through make)}"
+: "${DIST:?DIST is not set (run through make)}"
+: "${IMAGE_LAYOUT:?IMAGE_LAYOUT is not set (run through make)}"
+IMAGE_REPO=${IMAGE_REPO:-ghcr.io/rollgate/rollgate}
+
+[[ $VERSION =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]] ||
+  { echo "error: VERSION must be a semver tag such as v0.1.0, got '$VERSION'" >&2; exit 1; }
+root=$(cd "$(dirname "$0")/.." && pwd)
+cd "$root"
+
+# The index the layout holds is the image a tag of the release names: its digest pins it.
+digest=sha256:$(sha256sum "$IMAGE_LAYOUT/index.json" | cut -d' ' -f1)
+image="$IMAGE_REPO:$VERSION@$digest"
+
+rm -rf "$DIST"
+mkdir -p "$DIST"
+# Kustomize reads bases by relative path: the overlays live under the repository for the run.
+overlays=$(mktemp -d "$root/.release-XXXXXX")
+trap 'rm -rf "$overlays"' EXIT
+for install in default namespaced; do
+  mkdir -p "$overlays/$install"
+  cat >"$overlays/$install/kustomization.yaml" <<YAML
+apiVersion: kustomize.config.k8s.io/v1beta1
+kind: Kustomization
+resources:
+- ../../config/$install
+images:
+- name: ghcr.io/rollgate/rollgate
+  newName: $IMAGE_REPO
+  newTag: $VERSION
+  digest: $digest
+YAML
+done
+"$KUBECTL" kustomize "$overlays/default" >"$DIST/install.yaml"
+"$KUBECTL" kustomize "$overlays/namespaced" >"$DIST/install-namespaced.yaml"
+if grep -n ':latest' "$DIST"/install*.yaml; then
+  echo "error: an install names an image by :latest" >&2
+  exit 1
+fi
+
+date=$(TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ)
+tar --sort=name --mtime="$date" --owner=0 --group=0 --numeric-owner -C "$IMAGE_LAYOUT" -cf "$DIST/rollgate-image.oci.tar" .
+cp config/grafana/rollgate-dashboard.json "$DIST/rollgate-dashboard.json"
+cp config/prometheus/prometheusrule.yaml "$DIST/rollgate-prometheusrule.yaml"
+
+previous=$(git describe --tags --abbrev=0 HEAD^ 2>/dev/null || true)
+{
+  echo "# rollgate $VERSION"
+  echo
+  echo "Image: \`$image\` (linux/amd64, linux/arm64)."
+  echo
+  echo "    kubectl apply -f install.yaml                # cluster-wide, in rollgate-system"
+  echo "    kubectl apply -f install-namespaced.yaml     # or for listed namespaces only"
+  echo
+  echo "## Changes${previous:+ since $previous}"
+  echo
+  git log --no-merges --format='- %s (%h)' "${previous:+$previous..}HEAD"
+} >"$DIST/release-notes.md"
+
+(cd "$DIST" && sha256sum -- * >checksums.txt)
+echo "==> $DIST: $image"
+ls -l "$DIST"
