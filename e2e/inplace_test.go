@@ -138,6 +138,19 @@ func inPlaceStatefulSet() *appsv1.StatefulSet {
 	}
 }
 
+// inPlaceConfig upgrades the StatefulSet db in place with strategy ip (a 2 s drain grace unless it
+// says otherwise) under a health timeout of health.
+func inPlaceConfig(health time.Duration, ip v1alpha1.InPlaceStrategy) *v1alpha1.RollingUpgradeConfig {
+	if ip.DrainGracePeriod == nil {
+		ip.DrainGracePeriod = &metav1.Duration{Duration: 2 * time.Second}
+	}
+	return config(func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Spec.TargetRef = v1alpha1.WorkloadReference{Kind: v1alpha1.KindStatefulSet, Name: "db"}
+		c.Spec.HealthTimeout = &metav1.Duration{Duration: health}
+		c.Spec.Strategy = &v1alpha1.UpgradeStrategy{Type: v1alpha1.StrategyInPlace, InPlace: &ip}
+	})
+}
+
 func podsByName(t *testing.T, ns string) map[string]corev1.Pod {
 	t.Helper()
 	var list corev1.PodList
@@ -160,13 +173,8 @@ func TestScenarioInPlaceUpgradeOfAStatefulSet(t *testing.T) {
 	inNamespaceOnly(t)
 	s := newScenario(t, "inplace")
 	neverReady(t, s.ns, img("1.2.0"))
-	s.create(inPlaceStatefulSet(), appVersion("1.0.0"), config(func(c *v1alpha1.RollingUpgradeConfig) {
-		c.Spec.TargetRef = v1alpha1.WorkloadReference{Kind: v1alpha1.KindStatefulSet, Name: "db"}
-		c.Spec.HealthTimeout = &metav1.Duration{Duration: 2 * time.Minute}
-		c.Spec.Strategy = &v1alpha1.UpgradeStrategy{Type: v1alpha1.StrategyInPlace, InPlace: &v1alpha1.InPlaceStrategy{
-			Partition: 2, MaxUnavailable: ptr.To(intstr.FromInt32(1)), DrainGracePeriod: &metav1.Duration{Duration: 2 * time.Second},
-			PodReadyTimeout: &metav1.Duration{Duration: 15 * time.Second}}}
-	}))
+	s.create(inPlaceStatefulSet(), appVersion("1.0.0"), inPlaceConfig(2*time.Minute, v1alpha1.InPlaceStrategy{Partition: 2, MaxUnavailable: ptr.To(intstr.FromInt32(1)),
+		PodReadyTimeout: &metav1.Duration{Duration: 15 * time.Second}}))
 	s.start()
 	s.waitConfig(2*time.Minute, "1.0.0 recorded, every pod in service", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.0.0" })
 	before := podsByName(t, s.ns)
@@ -247,12 +255,7 @@ func TestScenarioInPlaceUpgradeOfAStatefulSet(t *testing.T) {
 func TestScenarioInPlaceResumesAfterAKill(t *testing.T) {
 	inNamespaceOnly(t)
 	s := newScenario(t, "inplace-kill")
-	s.create(inPlaceStatefulSet(), appVersion("1.0.0"), config(func(c *v1alpha1.RollingUpgradeConfig) {
-		c.Spec.TargetRef = v1alpha1.WorkloadReference{Kind: v1alpha1.KindStatefulSet, Name: "db"}
-		c.Spec.HealthTimeout = &metav1.Duration{Duration: 2 * time.Minute}
-		c.Spec.Strategy = &v1alpha1.UpgradeStrategy{Type: v1alpha1.StrategyInPlace, InPlace: &v1alpha1.InPlaceStrategy{
-			DrainGracePeriod: &metav1.Duration{Duration: 2 * time.Second}}}
-	}))
+	s.create(inPlaceStatefulSet(), appVersion("1.0.0"), inPlaceConfig(2*time.Minute, v1alpha1.InPlaceStrategy{}))
 	s.start()
 	s.waitConfig(2*time.Minute, "1.0.0 recorded", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.0.0" })
 	before := podsByName(t, s.ns)
@@ -338,13 +341,8 @@ func TestScenarioInPlaceOutlastsItsHealthTimeout(t *testing.T) {
 	neverReady(t, s.ns, broken)
 	sts := inPlaceStatefulSet()
 	sts.Spec.Replicas = ptr.To[int32](12)
-	s.create(sts, appVersion("1.0.0"), config(func(c *v1alpha1.RollingUpgradeConfig) {
-		c.Spec.TargetRef = v1alpha1.WorkloadReference{Kind: v1alpha1.KindStatefulSet, Name: "db"}
-		c.Spec.HealthTimeout = &metav1.Duration{Duration: 5 * time.Minute}
-		c.Spec.Strategy = &v1alpha1.UpgradeStrategy{Type: v1alpha1.StrategyInPlace, InPlace: &v1alpha1.InPlaceStrategy{
-			Partition: 1, MaxUnavailable: ptr.To(intstr.FromInt32(2)), DrainGracePeriod: &metav1.Duration{Duration: 2 * time.Second},
-			PodReadyTimeout: &metav1.Duration{Duration: 2 * time.Minute}}}
-	}))
+	s.create(sts, appVersion("1.0.0"), inPlaceConfig(5*time.Minute, v1alpha1.InPlaceStrategy{Partition: 1, MaxUnavailable: ptr.To(intstr.FromInt32(2)),
+		PodReadyTimeout: &metav1.Duration{Duration: 2 * time.Minute}}))
 	s.start()
 	s.waitConfig(3*time.Minute, "1.0.0 recorded, every pod in service", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.0.0" })
 	before := podsByName(t, s.ns)
