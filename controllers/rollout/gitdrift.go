@@ -70,14 +70,7 @@ func rollbackApplyDeadline(spec v1alpha1.RollingUpgradeConfigSpec, a Annotations
 		!apimeta.IsStatusConditionTrue(st.Conditions, v1alpha1.ConditionGitWriteBack) {
 		return time.Time{}, false
 	}
-	return maxTime(g.LastWrite.Time, started).Add(spec.GitWriteBack.ApplyTimeoutOrDefault()), true
-}
-
-func maxTime(a, b time.Time) time.Time {
-	if a.After(b) {
-		return a
-	}
-	return b
+	return later(g.LastWrite.Time, started).Add(spec.GitWriteBack.ApplyTimeoutOrDefault()), true
 }
 
 // standInCause says why the last healthy image stands in, for messages.

@@ -6,10 +6,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
-	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-
-	"github.com/fluxcd/pkg/apis/meta"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
 	"github.com/rollgate/rollgate/controllers/analysis"
@@ -48,16 +45,21 @@ func start(d *Decision, in Input, img, why string) {
 		return
 	}
 	d.event(WriteAnnotations, corev1.EventTypeNormal, v1alpha1.EventUpdateStarting, "rolling out %s (%s); health timeout %s", img, why, timeout)
-	checking(d, ver, rt, in.Now.UTC().Truncate(time.Second).Add(timeout), in.Now)
+	checking(d, ver, rt, in.Now.UTC().Truncate(time.Second).Add(timeout), in.Now, "")
 }
 
 // checking says that a health check runs. The message stays the same from the start of the check
 // to its verdict: it names the deadline, not the time left, nor the workload's progress (which the
 // workload shows), since each new message would be a status write per config and look. Between
 // looks the workload's events wake the check; the deadline is the one instant nothing announces.
-func checking(d *Decision, ver string, target v1alpha1.RecordedTarget, deadline, now time.Time) {
-	d.progressing(v1alpha1.ReasonProgressing, "rolling out %s to %s; rolled back at %s unless healthy by then",
-		ver, describeTarget(target), deadline.UTC().Format(time.RFC3339))
+// held, when not "", says what holds the in-place upgrade's next pod: a hold is rare and lasts, so
+// the message changes only when one begins or ends.
+func checking(d *Decision, ver string, target v1alpha1.RecordedTarget, deadline, now time.Time, held string) {
+	if held != "" {
+		held = "; " + held
+	}
+	d.progressing(v1alpha1.ReasonProgressing, "rolling out %s to %s; rolled back at %s unless healthy by then%s",
+		ver, describeTarget(target), deadline.UTC().Format(time.RFC3339), held)
 	d.RequeueAfter = deadline.Sub(now)
 }
 
@@ -196,21 +198,13 @@ func judge(d *Decision, in Input, w *Workload, ver string, started time.Time) {
 		rollBackTo(d, in)
 		d.progressing(v1alpha1.ReasonRollingBack, "%s %s; rolling back to %s%s", ver, why, orNone(st.CurrentImage), query)
 	default:
-		checking(d, ver, RecordedTargetOf(in.Config.Spec), started.Add(timeout), in.Now)
-		heldInPlace(d, w)
+		held := ""
+		if w.InPlace != nil {
+			held = w.InPlace.Held
+		}
+		checking(d, ver, RecordedTargetOf(in.Config.Spec), started.Add(timeout), in.Now, held)
 		g.inconclusive(d, ver, started.Add(timeout))
 		g.lookAgain(d)
-	}
-}
-
-// heldInPlace adds to a running check's message what holds the next pod of its in-place upgrade:
-// a hold is rare and lasts, so the message changes only when one begins or ends.
-func heldInPlace(d *Decision, w *Workload) {
-	if w.InPlace == nil || w.InPlace.Held == "" {
-		return
-	}
-	if c := apimeta.FindStatusCondition(d.Status.Conditions, meta.ReadyCondition); c != nil {
-		d.progressing(c.Reason, "%s; %s", c.Message, w.InPlace.Held)
 	}
 }
 
