@@ -187,3 +187,24 @@ func TestAGitOpsToolThatRevertsTheStandInIsReported(t *testing.T) {
 		t.Errorf("stand-in since %s, %v: want since Git began to fail", since, ok)
 	}
 }
+
+// What stands in for Git is the last healthy image of this workload only: after a retarget,
+// nothing; and a stand-in lost to the GitOps tool never makes what it put back current, not even
+// a version that never failed: it is checked once the stand-in ends.
+func TestAStandInIsOfThisWorkloadAndRecordsNothing(t *testing.T) {
+	retargeted := config(current("1.0.0"), gitFirstConfig, gitWriteFails, func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Status.RecordedTarget = &v1alpha1.RecordedTarget{Kind: v1alpha1.KindDeployment, Name: "old-web"}
+	})
+	if _, ok := StandInSince(retargeted, now); ok {
+		t.Error("the image recorded for another workload stands in for this one")
+	}
+	if img, _ := RenderImage(retargeted, now); img != "" {
+		t.Errorf("renders %s into a workload it was not recorded for", img)
+	}
+	w := deploymentAt("1.2.0", healthy)
+	w.ImageReverts, w.ImageRevertedBy, w.ImageRevertedAt = v1alpha1.MaxImageReverts, "kustomize-controller", now
+	d := Decide(Input{Now: now, Config: config(current("1.0.0"), gitFirstConfig, gitWriteFails), Workload: w})
+	if condition(d, meta.ReadyCondition).Reason != v1alpha1.EventFieldManagerConflict || d.Status.CurrentVersion != "1.0.0" {
+		t.Errorf("the stand-in lost: Ready %+v, current %s; want 1.0.0 kept", condition(d, meta.ReadyCondition), d.Status.CurrentVersion)
+	}
+}
