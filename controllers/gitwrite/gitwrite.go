@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"maps"
 	"os"
-	"path"
 	"slices"
 	"time"
 
@@ -217,9 +216,6 @@ func commit(repo *git.Repository, head plumbing.Hash, c Commit, changes []Change
 	}
 	sig := &object.Signature{Name: c.Name, Email: c.Email, When: c.When}
 	hash, err := wt.Commit(c.Message(made), &git.CommitOptions{Author: sig, Committer: sig, Parents: []plumbing.Hash{head}, SignKey: c.SignKey})
-	if errors.Is(err, git.ErrEmptyCommit) { // a path written through a link, say, that changed nothing go-git stages
-		return plumbing.ZeroHash, nil, errs, nil
-	}
 	return hash, changed, errs, err
 }
 
@@ -239,7 +235,7 @@ func unchanged(fs billy.Filesystem, tree *object.Tree, p string) (bool, error) {
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return false, err
 	}
-	f, err := tree.File(path.Clean(p))
+	f, err := tree.File(p)
 	if errors.Is(err, object.ErrFileNotFound) {
 		return now == nil, nil
 	}
