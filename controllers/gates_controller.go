@@ -56,8 +56,12 @@ func (r *GateReconciler) Reconcile(ctx context.Context, req ctrl.Request) (ctrl.
 	if !hasGate(sts.Spec.Template.Spec.ReadinessGates) || sts.DeletionTimestamp != nil {
 		return ctrl.Result{}, nil
 	}
-	if upgraded, err := upgradedInPlace(ctx, r.APIReader, &sts); err != nil || upgraded {
-		return ctrl.Result{}, err
+	// The cache answers for this shard's configs (every event of a StatefulSet under an upgrade);
+	// those of other shards are listed live only when it finds none.
+	for _, configs := range []client.Reader{r.Client, r.APIReader} {
+		if upgraded, err := upgradedInPlace(ctx, configs, &sts); err != nil || upgraded {
+			return ctrl.Result{}, err
+		}
 	}
 	pods, err := listPods(ctx, r.APIReader, sts.Namespace, sts.Spec.Selector)
 	if err != nil {
@@ -101,11 +105,11 @@ func ownedBy(pod *corev1.Pod, sts *appsv1.StatefulSet) bool {
 	return ref != nil && ref.UID == sts.UID
 }
 
-// upgradedInPlace reports whether a config, of any shard (listed live), upgrades sts in place: its
-// targetRef names it, its strategy is InPlace, and it is not being deleted.
-func upgradedInPlace(ctx context.Context, live client.Reader, sts *appsv1.StatefulSet) (bool, error) {
+// upgradedInPlace reports whether a config that configs lists upgrades sts in place: its targetRef
+// names it, its strategy is InPlace, and it is not being deleted.
+func upgradedInPlace(ctx context.Context, configs client.Reader, sts *appsv1.StatefulSet) (bool, error) {
 	var list v1alpha1.RollingUpgradeConfigList
-	if err := live.List(ctx, &list, client.InNamespace(sts.Namespace)); err != nil {
+	if err := configs.List(ctx, &list, client.InNamespace(sts.Namespace)); err != nil {
 		return false, err
 	}
 	for i := range list.Items {
