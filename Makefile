@@ -156,7 +156,7 @@ DIST ?= $(CURDIR)/dist
 
 .PHONY: release
 release: image ## Write the release artefacts of VERSION (e.g. v0.1.0) into dist/: installs pinned by digest, the image, dashboard, alerts, notes, checksums.
-	VERSION=$(VERSION) KUBECTL=$(KUBECTL) DIST=$(DIST) IMAGE_LAYOUT=$(IMAGE_DIR)/layout hack/release.sh
+	VERSION=$(VERSION) COMMIT_DATE=$(COMMIT_DATE) KUBECTL=$(KUBECTL) DIST=$(DIST) IMAGE_LAYOUT=$(IMAGE_DIR)/layout hack/release.sh
 
 .PHONY: print-ldflags
 print-ldflags: ## Print the linker flags that stamp the version into a build.

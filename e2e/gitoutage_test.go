@@ -3,16 +3,14 @@
 package e2e
 
 import (
-	"bufio"
 	"net/http"
-	"os"
-	"strconv"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/fluxcd/pkg/apis/meta"
+	"github.com/prometheus/procfs"
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
@@ -143,25 +141,17 @@ func TestScenarioGitOutages(t *testing.T) {
 }
 
 // peakRSS is the peak resident memory of process pid (VmHWM), in bytes.
-func peakRSS(t *testing.T, pid int) int64 {
+func peakRSS(t *testing.T, pid int) uint64 {
 	t.Helper()
-	f, err := os.Open("/proc/" + strconv.Itoa(pid) + "/status")
+	p, err := procfs.NewProc(pid)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:"); ok {
-			kb, err := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(rest), "kB")), 10, 64)
-			if err != nil {
-				t.Fatal(err)
-			}
-			return kb << 10
-		}
+	st, err := p.NewStatus()
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatal("no VmHWM in /proc/" + strconv.Itoa(pid) + "/status")
-	return 0
+	return st.VmHWM
 }
 
 // firstEventTime is when the first event of reason was seen.

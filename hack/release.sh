@@ -13,6 +13,7 @@ set -euo pipefail
 : "${KUBECTL:?KUBECTL is not set (run through make)}"
 : "${DIST:?DIST is not set (run through make)}"
 : "${IMAGE_LAYOUT:?IMAGE_LAYOUT is not set (run through make)}"
+: "${COMMIT_DATE:?COMMIT_DATE is not set (run through make)}"
 IMAGE_REPO=${IMAGE_REPO:-ghcr.io/rollgate/rollgate}
 
 [[ $VERSION =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]] ||
@@ -50,8 +51,7 @@ if grep -n ':latest' "$DIST"/install*.yaml; then
   exit 1
 fi
 
-date=$(TZ=UTC git log -1 --format=%cd --date=format-local:%Y-%m-%dT%H:%M:%SZ)
-tar --sort=name --mtime="$date" --owner=0 --group=0 --numeric-owner -C "$IMAGE_LAYOUT" -cf "$DIST/rollgate-image.oci.tar" .
+tar --sort=name --mtime="$COMMIT_DATE" --owner=0 --group=0 --numeric-owner -C "$IMAGE_LAYOUT" -cf "$DIST/rollgate-image.oci.tar" .
 cp config/grafana/rollgate-dashboard.json "$DIST/rollgate-dashboard.json"
 cp config/prometheus/prometheusrule.yaml "$DIST/rollgate-prometheusrule.yaml"
 
