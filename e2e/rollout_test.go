@@ -46,16 +46,21 @@ func TestScenarioRolloutCompletes(t *testing.T) {
 	if n := s.countEvents("VersionAvailable"); n != 1 {
 		t.Errorf("%d VersionAvailable events, want 1", n)
 	}
-	body := waitStatus(t, "http://"+s.manager.metrics+"/metrics", "", 200)
-	for _, series := range []string{
-		`rolling_upgrade_success_total{name="app",namespace="` + s.ns + `"} 1`,
-		`rolling_upgrade_active{name="app",namespace="` + s.ns + `"} 0`,
-		`rolling_upgrade_duration_seconds_count{name="app",namespace="` + s.ns + `",result="success"} 1`,
-	} {
-		if !strings.Contains(body, series) {
-			t.Errorf("/metrics does not show %s", series)
+	// The manager records a verdict's metrics once its status write returns, which the watch here
+	// may see first: the scrape is asked again until they are in.
+	eventually(t, 30*time.Second, "the rollout's metrics", func(context.Context) (bool, string, error) {
+		body := waitStatus(t, "http://"+s.manager.metrics+"/metrics", "", 200)
+		for _, series := range []string{
+			`rolling_upgrade_success_total{name="app",namespace="` + s.ns + `"} 1`,
+			`rolling_upgrade_active{name="app",namespace="` + s.ns + `"} 0`,
+			`rolling_upgrade_duration_seconds_count{name="app",namespace="` + s.ns + `",result="success"} 1`,
+		} {
+			if !strings.Contains(body, series) {
+				return false, "/metrics does not show " + series, nil
+			}
 		}
-	}
+		return true, "", nil
+	})
 }
 
 // b. A version announced outside the window is held, then applied when the window opens.
