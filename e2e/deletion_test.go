@@ -5,15 +5,21 @@ package e2e
 import (
 	"context"
 	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	appsv1 "k8s.io/api/apps/v1"
+	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	appsv1ac "k8s.io/client-go/applyconfigurations/apps/v1"
 	corev1ac "k8s.io/client-go/applyconfigurations/core/v1"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
 )
@@ -107,4 +113,70 @@ func waitImage(t *testing.T, s *scenario, want string) *appsv1.Deployment {
 		return got == want, got, nil
 	})
 	return &d
+}
+
+// namespaceRemedy is the command docs/install.md gives for a namespace deleted while the manager
+// was down, for the namespace NAMESPACE.
+const namespaceRemedy = `kubectl get rollingupgradeconfigs -n NAMESPACE -o name |
+  xargs -r kubectl patch -n NAMESPACE --type=merge -p '{"metadata":{"finalizers":null}}'`
+
+// A namespace deleted while the manager is down waits on its configs' finalizer: it stays
+// Terminating, the API server naming rollgate's finalizer. Either remedy docs/install.md gives lets
+// it go: the manager back (the workload is gone with the namespace, so there is nothing to roll
+// back), or the command that drops the finalizers.
+func TestScenarioNamespaceDeletedWhileTheManagerIsDown(t *testing.T) {
+	inNamespaceOnly(t)
+	docs, err := os.ReadFile(filepath.Join(repoRoot, "docs", "install.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(docs), namespaceRemedy) {
+		t.Errorf("docs/install.md does not give the remedy the test runs:\n%s", namespaceRemedy)
+	}
+	for _, tc := range []struct {
+		name   string
+		remedy func(t *testing.T, s *scenario)
+	}{
+		{name: "the manager comes back", remedy: func(t *testing.T, s *scenario) { s.start() }},
+		{name: "the documented command", remedy: func(t *testing.T, s *scenario) {
+			cmd := exec.Command("bash", "-c", strings.ReplaceAll(namespaceRemedy, "NAMESPACE", s.ns))
+			cmd.Env = append(os.Environ(), "KUBECONFIG="+kubeconfig, "PATH="+filepath.Dir(kubectlBin)+":"+os.Getenv("PATH"))
+			if out, err := cmd.CombinedOutput(); err != nil {
+				t.Fatalf("%v\n%s", err, out)
+			}
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := newScenario(t, "nsdown")
+			s.create(deployment(s.ns, "app", img("1.0.0"), 1), appVersion("1.0.0"), config())
+			s.start()
+			s.waitConfig(time.Minute, "the config holds its finalizer", func(c *v1alpha1.RollingUpgradeConfig) bool {
+				return controllerutil.ContainsFinalizer(c, v1alpha1.Finalizer) && c.Status.CurrentVersion == "1.0.0"
+			})
+			s.kill()
+			ns := &corev1.Namespace{ObjectMeta: metav1.ObjectMeta{Name: s.ns}}
+			if err := k8s.Delete(context.Background(), ns); err != nil {
+				t.Fatal(err)
+			}
+			eventually(t, 2*time.Minute, "the namespace waits on rollgate's finalizer", func(ctx context.Context) (bool, string, error) {
+				if err := k8s.Get(ctx, client.ObjectKeyFromObject(ns), ns); err != nil {
+					return false, "", err
+				}
+				for _, c := range ns.Status.Conditions {
+					if c.Type == corev1.NamespaceFinalizersRemaining && c.Status == corev1.ConditionTrue && strings.Contains(c.Message, v1alpha1.Finalizer) {
+						return true, "", nil
+					}
+				}
+				return false, fmt.Sprintf("phase %s, conditions %v", ns.Status.Phase, ns.Status.Conditions), nil
+			})
+			tc.remedy(t, s)
+			eventually(t, 2*time.Minute, "the namespace is gone", func(ctx context.Context) (bool, string, error) {
+				err := k8s.Get(ctx, client.ObjectKeyFromObject(ns), ns)
+				if apierrors.IsNotFound(err) {
+					return true, "", nil
+				}
+				return false, fmt.Sprintf("phase %s, conditions %v", ns.Status.Phase, ns.Status.Conditions), err
+			})
+		})
+	}
 }

@@ -44,13 +44,26 @@ func startManager(t *testing.T, extra ...string) *manager {
 // is the same scrape target.
 func startManagerOn(t *testing.T, metricsAddr string, extra ...string) *manager {
 	t.Helper()
-	m := &manager{metrics: metricsAddr, probes: freeAddr(t), exited: make(chan error, 1)}
+	return startBinaryOn(t, managerBin, metricsAddr, extra...)
+}
+
+// startBinaryOn is startManagerOn for the manager binary bin.
+func startBinaryOn(t *testing.T, bin, metricsAddr string, extra ...string) *manager {
+	t.Helper()
+	probes := freeAddr(t)
 	args := append([]string{
 		"--kubeconfig", kubeconfig,
-		"--metrics-bind-address", m.metrics,
-		"--health-probe-bind-address", m.probes,
+		"--metrics-bind-address", metricsAddr,
+		"--health-probe-bind-address", probes,
 	}, extra...)
-	m.cmd = exec.Command(managerBin, args...)
+	return runManager(t, exec.Command(bin, args...), metricsAddr, probes)
+}
+
+// runManager starts cmd, a manager serving metrics and probes on the given addresses, with its
+// output in a log of the test's, and kills it when the test ends.
+func runManager(t *testing.T, cmd *exec.Cmd, metrics, probes string) *manager {
+	t.Helper()
+	m := &manager{cmd: cmd, metrics: metrics, probes: probes, exited: make(chan error, 1)}
 	log, err := os.CreateTemp(t.TempDir(), "manager-*.log")
 	if err != nil {
 		t.Fatal(err)

@@ -17,8 +17,6 @@ import (
 	authorizationv1 "k8s.io/api/authorization/v1"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
-	"k8s.io/apimachinery/pkg/util/rand"
-	"k8s.io/client-go/tools/clientcmd"
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 	"sigs.k8s.io/yaml"
@@ -36,47 +34,83 @@ const (
 type install struct {
 	name string
 	dir  string
+	// file is the install's manifest in a release (make release).
+	file string
 	// namespaced: the kustomization's example namespaces, which the test replaces with its own.
 	namespaced bool
 }
 
-var installs = []install{{name: "cluster-wide", dir: "config/default"}, {name: "namespaced", dir: "config/namespaced", namespaced: true}}
+var installs = []install{
+	{name: "cluster-wide", dir: "config/default", file: "install.yaml"},
+	{name: "namespaced", dir: "config/namespaced", file: "install-namespaced.yaml", namespaced: true},
+}
 
-// The manager runs as its ServiceAccount, with nothing but the RBAC an install ships, through a
-// registry rollout with pull secrets, a Deployment rollback and a StatefulSet rollback: RBAC denies
-// not one request. What the service account may do is then asked of the API server and must
-// be the table in docs/operations.md.
-func TestScenarioLeastPrivilege(t *testing.T) {
-	installCRDs(t)
-	ensureNamespace(t, managerNamespace)
-	// What the API server answers, by install: one column a namespace asked.
-	columns := map[string][][]string{}
-	for _, in := range installs {
-		t.Run(in.name, func(t *testing.T) {
-			watched, other := newNamespace(t, "rbac"), newNamespace(t, "rbac-other")
-			args := applyRBAC(t, in, watched, other)
-			m := startManager(t, append(args, "--kubeconfig", impersonating(t, managerAccount),
-				"--leader-elect", "--leader-election-namespace", managerNamespace, "--leader-election-id", "rbac-"+rand.String(5),
-				allowLoopbackRegistries)...)
-			rolloutsAsTheManager(t, watched)
-			if denied := rbacDenials(t, m); len(denied) > 0 {
-				t.Errorf("the manager was denied %d requests by RBAC:\n%s", len(denied), strings.Join(denied, "\n"))
-			}
-			columns[in.name] = [][]string{canI(t, watched)}
-			if in.namespaced {
-				elsewhere := canI(t, "kube-system")
-				for i, allowed := range elsewhere {
-					if allowed == "yes" && !rbacRows[i].anyNamespace {
-						t.Errorf("the namespaced install may %s in kube-system", rbacRows[i])
-					}
-				}
-				columns[in.name] = append(columns[in.name], elsewhere)
-			}
-		})
+// applyRBAC applies the service account and every role and binding of a rendered install (not the
+// manager's Deployment: the test runs the binary itself) and returns the manager's pod.
+func applyRBAC(t *testing.T, in install, rendered, watched, other string) shippedPod {
+	t.Helper()
+	if in.namespaced {
+		rendered = strings.NewReplacer("team-a", watched, "team-b", other).Replace(rendered)
 	}
-	if t.Failed() {
-		return
+	var keep []string
+	for _, doc := range strings.Split(rendered, "\n---\n") {
+		var head struct {
+			Kind string `json:"kind"`
+		}
+		if err := yaml.Unmarshal([]byte(doc), &head); err != nil {
+			t.Fatal(err)
+		}
+		switch head.Kind {
+		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
+			keep = append(keep, doc)
+		}
 	}
+	file := filepath.Join(t.TempDir(), "rbac.yaml")
+	if err := os.WriteFile(file, []byte(strings.Join(keep, "\n---\n")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	mustKubectl(t, "apply", "-f", file)
+	t.Cleanup(func() { _, _ = kubectl(t, "delete", "--ignore-not-found", "--wait=false", "-f", file) })
+	pod := podOf(t, rendered)
+	// The namespaced install reads nothing cluster-scoped: no RolloutCalendars either.
+	var scope []string
+	for _, a := range pod.args {
+		if strings.HasPrefix(a, "--namespace=") || strings.HasPrefix(a, "--calendars=") {
+			scope = append(scope, a)
+		}
+	}
+	if in.namespaced && !slices.Equal(scope, []string{"--namespace=" + watched + "," + other, "--calendars=false"}) {
+		t.Fatalf("the namespaced install's manager flags are %v, want --namespace naming its Roles' namespaces and --calendars=false", scope)
+	}
+	return pod
+}
+
+// leastPrivilege: the manager ran as its ServiceAccount, with nothing but the RBAC its install
+// ships, through rolloutsAsTheManager in watched, and RBAC denied it not one request. It returns
+// what the API server says the account may do, row by row: in watched, and for the namespaced
+// install also in kube-system, where it may do nothing but what rbacRows allow anywhere.
+func leastPrivilege(t *testing.T, in install, m *manager, watched string) [][]string {
+	t.Helper()
+	if denied := rbacDenials(t, m); len(denied) > 0 {
+		t.Errorf("the manager was denied %d requests by RBAC:\n%s", len(denied), strings.Join(denied, "\n"))
+	}
+	columns := [][]string{canI(t, watched)}
+	if in.namespaced {
+		elsewhere := canI(t, "kube-system")
+		for i, allowed := range elsewhere {
+			if allowed == "yes" && !rbacRows[i].anyNamespace {
+				t.Errorf("the namespaced install may %s in kube-system", rbacRows[i])
+			}
+		}
+		columns = append(columns, elsewhere)
+	}
+	return columns
+}
+
+// checkRBACTable: what the manager may do, as the API server answered it by install, is the table
+// in docs/operations.md.
+func checkRBACTable(t *testing.T, columns map[string][][]string) {
+	t.Helper()
 	var b strings.Builder
 	b.WriteString("| the manager may | cluster-wide, any namespace | namespaced, a watched namespace | namespaced, elsewhere (kube-system) |\n|---|---|---|---|\n")
 	for i, r := range rbacRows {
@@ -89,69 +123,6 @@ func TestScenarioLeastPrivilege(t *testing.T) {
 	if !strings.Contains(string(docs), b.String()) {
 		t.Errorf("docs/operations.md does not have the table the API server answers:\n%s", b.String())
 	}
-}
-
-// applyRBAC applies the service account and every role and binding of an install (not the
-// manager's Deployment: the test runs the binary itself) and returns the manager flags of the
-// install's Deployment that decide what it watches.
-func applyRBAC(t *testing.T, in install, watched, other string) []string {
-	t.Helper()
-	rendered := mustKubectl(t, "kustomize", filepath.Join(repoRoot, in.dir))
-	if in.namespaced {
-		rendered = strings.NewReplacer("team-a", watched, "team-b", other).Replace(rendered)
-	}
-	var keep []string
-	var args []string
-	for _, doc := range strings.Split(rendered, "\n---\n") {
-		var head struct {
-			Kind string `json:"kind"`
-		}
-		if err := yaml.Unmarshal([]byte(doc), &head); err != nil {
-			t.Fatal(err)
-		}
-		switch head.Kind {
-		case "ServiceAccount", "ClusterRole", "ClusterRoleBinding", "Role", "RoleBinding":
-			keep = append(keep, doc)
-		case "Deployment":
-			var d appsv1.Deployment
-			if err := yaml.Unmarshal([]byte(doc), &d); err != nil {
-				t.Fatal(err)
-			}
-			for _, a := range d.Spec.Template.Spec.Containers[0].Args {
-				if strings.HasPrefix(a, "--namespace=") || strings.HasPrefix(a, "--calendars=") {
-					args = append(args, a)
-				}
-			}
-		}
-	}
-	file := filepath.Join(t.TempDir(), "rbac.yaml")
-	if err := os.WriteFile(file, []byte(strings.Join(keep, "\n---\n")), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	mustKubectl(t, "apply", "-f", file)
-	t.Cleanup(func() { _, _ = kubectl(t, "delete", "--ignore-not-found", "--wait=false", "-f", file) })
-	// The namespaced install reads nothing cluster-scoped: no RolloutCalendars either.
-	if in.namespaced && !slices.Equal(args, []string{"--namespace=" + watched + "," + other, "--calendars=false"}) {
-		t.Fatalf("the namespaced install's manager flags are %v, want --namespace naming its Roles' namespaces and --calendars=false", args)
-	}
-	return args
-}
-
-// impersonating is the test's kubeconfig acting as user: what the manager would be in the cluster.
-func impersonating(t *testing.T, user string) string {
-	t.Helper()
-	cfg, err := clientcmd.LoadFromFile(kubeconfig)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, a := range cfg.AuthInfos {
-		a.Impersonate = user
-	}
-	file := filepath.Join(t.TempDir(), "impersonating.kubeconfig")
-	if err := clientcmd.WriteToFile(*cfg, file); err != nil {
-		t.Fatal(err)
-	}
-	return file
 }
 
 // rolloutsAsTheManager: a registry rollout read with pull secrets, a Deployment rollback and a

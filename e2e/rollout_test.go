@@ -4,6 +4,7 @@ package e2e
 
 import (
 	"context"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -226,11 +227,7 @@ func TestScenarioStatefulSetRollback(t *testing.T) {
 // is recorded exactly once.
 func TestScenarioManagerKilledDuringHealthCheck(t *testing.T) {
 	inNamespaceOnly(t)
-	s := newScenario(t, "restart")
-	readyDelay(t, s.ns, 15000) // a health check long enough to kill the manager in the middle of it
-	s.create(deployment(s.ns, "app", img("1.0.0"), 2), appVersion("1.0.0"), config(func(c *v1alpha1.RollingUpgradeConfig) {
-		c.Spec.HealthTimeout = &metav1.Duration{Duration: 3 * time.Minute}
-	}))
+	s := longCheckScenario(t, "restart")
 	s.start()
 	s.waitConfig(2*time.Minute, "the running version is recorded", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.0.0" })
 
@@ -244,6 +241,47 @@ func TestScenarioManagerKilledDuringHealthCheck(t *testing.T) {
 	}
 	s.start()
 	s.completed("1.1.0", 1, 3*time.Minute)
+}
+
+// longCheckScenario: a Deployment on 1.0.0 and its config, in a namespace where pods are Ready
+// 15 s after they are scheduled: a health check long enough to stop the manager in the middle of it.
+func longCheckScenario(t *testing.T, prefix string) *scenario {
+	t.Helper()
+	s := newScenario(t, prefix)
+	readyDelay(t, s.ns, 15000)
+	s.create(deployment(s.ns, "app", img("1.0.0"), 2), appVersion("1.0.0"), config(func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Spec.HealthTimeout = &metav1.Duration{Duration: 3 * time.Minute}
+	}))
+	return s
+}
+
+// A health check started by the manager of the previous version is finished by this one, as an
+// upgrade hands it over: the old manager stopped as the kubelet stops it (SIGTERM), the new one
+// started after. The check keeps its start, so the upgrade adds nothing to its deadline, and the
+// version is started, checked and recorded once (docs/upgrading.md).
+func TestScenarioUpgradeMidCheck(t *testing.T) {
+	inNamespaceOnly(t)
+	s := longCheckScenario(t, "upgrade")
+	old := startBinaryOn(t, previousBin, freeAddr(t), "--leader-elect=false", "--namespace", s.ns)
+	if out, err := exec.Command(previousBin, "version").CombinedOutput(); err != nil || strings.HasPrefix(string(out), "rollgate dev") {
+		t.Fatalf("the previous manager says %q (%v)", out, err)
+	}
+	s.waitConfig(2*time.Minute, "the running version is recorded", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.0.0" })
+	s.announce("1.1.0")
+	started := s.waitConfig(time.Minute, "health check running", func(c *v1alpha1.RollingUpgradeConfig) bool {
+		return c.Annotations[v1alpha1.UpdatePhaseAnnotation] == "HealthCheck" && c.Status.Phase == v1alpha1.PhaseInProgress
+	}).Annotations[v1alpha1.UpdateStartedAnnotation]
+	old.stop(t, 10*time.Second)
+	if c := s.config(); c.Status.Phase != v1alpha1.PhaseInProgress || c.Annotations[v1alpha1.UpdateStartedAnnotation] != started {
+		t.Fatalf("the health check did not outlast the old manager as it was: %s", describeConfig(c))
+	}
+	s.start()
+	c := s.completed("1.1.0", 1, 3*time.Minute)
+	// The rollout is recorded as started when the old manager started it.
+	if h := c.Status.VersionHistory; len(h) == 1 && h[0].AppliedAt.UTC().Format(time.RFC3339) != started {
+		applied := h[0].AppliedAt.UTC().Format(time.RFC3339)
+		t.Errorf("the history says 1.1.0 was applied at %s, the check started at %s", applied, started)
+	}
 }
 
 // g. A non-semver version is ignored with a visible reason; the sidecar's image never changes.

@@ -42,12 +42,23 @@ throwaway() {
 }
 
 build_kube() {
-  local out="$CACHE/kubernetes-$KUBE_VERSION"
-  if built "$out" kube-apiserver kube-controller-manager kube-scheduler kubectl; then
-    log "kubernetes $KUBE_VERSION: cached in $out"; return
+  kubernetes_commands "$CACHE/kubernetes-$KUBE_VERSION" kube-apiserver kube-controller-manager kube-scheduler kubectl
+}
+
+# The kube-apiserver of the oldest Kubernetes rollgate supports, for the integration suite.
+build_oldest() {
+  : "${KUBE_OLDEST_VERSION:?KUBE_OLDEST_VERSION is not set (run through make)}"
+  KUBE_VERSION=$KUBE_OLDEST_VERSION kubernetes_commands "$CACHE/kube-apiserver-$KUBE_OLDEST_VERSION" kube-apiserver
+}
+
+# kubernetes_commands OUT CMD...: the commands of k8s.io/kubernetes $KUBE_VERSION, built into OUT.
+kubernetes_commands() {
+  local out=$1; shift
+  if built "$out" "$@"; then
+    log "kubernetes $KUBE_VERSION ($*): cached in $out"; return
   fi
-  log "kubernetes $KUBE_VERSION: building (cold: ~5 min of downloads and ~5 min of compiling)"
-  local src="$CACHE/src/kubernetes" staging="v0.${KUBE_VERSION#v1.}"
+  log "kubernetes $KUBE_VERSION ($*): building (cold: ~5 min of downloads and ~5 min of compiling)"
+  local src="$CACHE/src/kubernetes-$KUBE_VERSION" staging="v0.${KUBE_VERSION#v1.}"
   throwaway "$src" k8s.io/kubernetes "$KUBE_VERSION"
   local gomod
   gomod=$(cd "$src" && go mod download -json "k8s.io/kubernetes@$KUBE_VERSION" | sed -n 's/.*"GoMod": "\(.*\)".*/\1/p')
@@ -66,23 +77,12 @@ build_kube() {
     ldflags+=" -X $pkg.gitVersion=$KUBE_VERSION -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor"
     ldflags+=" -X $pkg.gitTreeState=clean -X $pkg.buildDate=1970-01-01T00:00:00Z"
   done
-  (cd "$src" && cat > tools.go <<GO
-//go:build tools
-
-package build
-
-import (
-	_ "k8s.io/kubernetes/cmd/kube-apiserver"
-	_ "k8s.io/kubernetes/cmd/kube-controller-manager"
-	_ "k8s.io/kubernetes/cmd/kube-scheduler"
-	_ "k8s.io/kubernetes/cmd/kubectl"
-)
-GO
+  local pkgs=()
+  for c in "$@"; do pkgs+=("k8s.io/kubernetes/cmd/$c"); done
+  (cd "$src" && { printf '//go:build tools\n\npackage build\n\nimport (\n'; printf '\t_ "%s"\n' "${pkgs[@]}"; printf ')\n'; } > tools.go
   go mod tidy -e 2>&1 | grep -v "^go: downloading" >&2 || true
   mkdir -p "$out"
-  CGO_ENABLED=0 go build -tags tools -trimpath -ldflags "$ldflags" -o "$out/" \
-    k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager \
-    k8s.io/kubernetes/cmd/kube-scheduler k8s.io/kubernetes/cmd/kubectl)
+  CGO_ENABLED=0 go build -tags tools -trimpath -ldflags "$ldflags" -o "$out/" "${pkgs[@]}")
   echo "$KUBE_VERSION" > "$out/.stamp"
 }
 

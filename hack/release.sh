@@ -1,8 +1,11 @@
 #!/usr/bin/env bash
-# release.sh: the artefacts of a release in $DIST, from the image `make image` wrote into
-# $IMAGE_LAYOUT (run through `make release VERSION=v0.1.0`):
+# release.sh: the artefacts of a release in $DIST, from the image and SBOMs `make image` wrote into
+# $IMAGE_DIR (run through `make release VERSION=v0.1.0`):
 #   install.yaml, install-namespaced.yaml  CRDs, RBAC and the manager, its image pinned by digest
+#   rollgate-X.Y.Z.tgz                     the Helm chart, its image pinned by digest
 #   rollgate-image.oci.tar                 the image (an OCI layout: every platform), for air gaps
+#   rollgate-sbom-OS-ARCH.cdx.json         each platform's CycloneDX SBOM: the modules of its binary
+#   cosign.pub                             with COSIGN_KEY: the public key that verifies the image
 #   rollgate-dashboard.json                the Grafana dashboard
 #   rollgate-prometheusrule.yaml           the alerts, as a prometheus-operator PrometheusRule
 #   release-notes.md                       the commits since the last tag
@@ -11,13 +14,15 @@ set -euo pipefail
 
 : "${VERSION:?VERSION is not set (make release VERSION=v0.1.0)}"
 : "${KUBECTL:?KUBECTL is not set (run through make)}"
+: "${HELM:?HELM is not set (run through make)}"
 : "${DIST:?DIST is not set (run through make)}"
-: "${IMAGE_LAYOUT:?IMAGE_LAYOUT is not set (run through make)}"
+: "${IMAGE_DIR:?IMAGE_DIR is not set (run through make)}"
 : "${COMMIT_DATE:?COMMIT_DATE is not set (run through make)}"
 IMAGE_REPO=${IMAGE_REPO:-ghcr.io/rollgate/rollgate}
 
 [[ $VERSION =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]] ||
   { echo "error: VERSION must be a semver tag such as v0.1.0, got '$VERSION'" >&2; exit 1; }
+IMAGE_LAYOUT=$IMAGE_DIR/layout
 root=$(cd "$(dirname "$0")/.." && pwd)
 cd "$root"
 
@@ -51,7 +56,22 @@ if grep -n ':latest' "$DIST"/install*.yaml; then
   exit 1
 fi
 
+# The chart of this release: its version, and the image pinned by the same digest.
+chart="$overlays/chart/rollgate"
+mkdir -p "$overlays/chart"
+cp -r charts/rollgate "$chart"
+sed -i -e "s|^  repository: .*|  repository: $IMAGE_REPO|" -e "s|^  digest: \"\"|  digest: \"$digest\"|" "$chart/values.yaml"
+grep -q "digest: \"$digest\"" "$chart/values.yaml" || { echo "error: could not pin the chart's image" >&2; exit 1; }
+"$HELM" package "$chart" --version "${VERSION#v}" --app-version "$VERSION" --destination "$DIST" >/dev/null
+
 tar --sort=name --mtime="$COMMIT_DATE" --owner=0 --group=0 --numeric-owner -C "$IMAGE_LAYOUT" -cf "$DIST/rollgate-image.oci.tar" .
+for sbom in "$IMAGE_DIR"/*/sbom.cdx.json; do
+  platform=$(basename "$(dirname "$sbom")")
+  [ "$platform" = layout ] || cp "$sbom" "$DIST/rollgate-sbom-$platform.cdx.json"
+done
+if [ -n "${COSIGN_KEY:-}" ]; then
+  "${COSIGN:?COSIGN is not set (run through make)}" public-key --key "$COSIGN_KEY" --outfile "$DIST/cosign.pub"
+fi
 cp config/grafana/rollgate-dashboard.json "$DIST/rollgate-dashboard.json"
 cp config/prometheus/prometheusrule.yaml "$DIST/rollgate-prometheusrule.yaml"
 
@@ -63,6 +83,17 @@ previous=$(git describe --tags --abbrev=0 HEAD^ 2>/dev/null || true)
   echo
   echo "    kubectl apply -f install.yaml                # cluster-wide, in rollgate-system"
   echo "    kubectl apply -f install-namespaced.yaml     # or for listed namespaces only"
+  echo "    helm install rollgate rollgate-${VERSION#v}.tgz -n rollgate-system --create-namespace"
+  if [ -n "${COSIGN_KEY:-}" ]; then
+    echo
+    echo "The image is signed, and each platform's SBOM (CycloneDX) is attached to it as a signed attestation:"
+    echo
+    # Signed with --tlog-upload=false, there is no transparency log entry to check.
+    offline=""
+    [[ " ${COSIGN_SIGN_FLAGS:-} " != *" --tlog-upload=false "* ]] || offline=" --insecure-ignore-tlog"
+    echo "    cosign verify --key cosign.pub$offline $IMAGE_REPO@$digest"
+    echo "    cosign verify-attestation --key cosign.pub$offline --type cyclonedx $IMAGE_REPO@$digest"
+  fi
   echo
   echo "## Changes${previous:+ since $previous}"
   echo

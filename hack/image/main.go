@@ -4,7 +4,7 @@
 // platform); and pushes such a layout to a registry. `make image` and `make image-push` run it.
 //
 //	image build -out DIR -version V -revision SHA -created RFC3339 -source URL -bin linux/amd64=PATH ...
-//	image push -layout DIR -image REGISTRY/REPOSITORY:TAG
+//	image push -layout DIR -image REGISTRY/REPOSITORY:TAG   (prints "index|os/arch REPOSITORY@DIGEST" lines)
 package main
 
 import (
@@ -238,10 +238,23 @@ func push(args []string, out io.Writer) error {
 	if err := remote.WriteIndex(tag, idx, remote.WithAuthFromKeychain(authn.DefaultKeychain)); err != nil {
 		return err
 	}
+	return pushed(out, tag.Context(), idx)
+}
+
+// pushed prints what a push wrote, for whoever signs it next: the index, then each platform's
+// image, one "PLATFORM REPOSITORY@DIGEST" line each (the index's platform is "index").
+func pushed(out io.Writer, repo name.Repository, idx v1.ImageIndex) error {
 	digest, err := idx.Digest()
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(out, "pushed %s@%s\n", tag.Context(), digest)
+	m, err := idx.IndexManifest()
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "index %s@%s\n", repo, digest)
+	for _, d := range m.Manifests {
+		fmt.Fprintf(out, "%s %s@%s\n", d.Platform, repo, d.Digest)
+	}
 	return nil
 }

@@ -80,7 +80,8 @@ func TestTheImageIsBuiltWithoutAnEngine(t *testing.T) {
 	reg := httptest.NewServer(registry.New())
 	defer reg.Close()
 	ref := strings.TrimPrefix(reg.URL, "http://") + "/rollgate/rollgate:v0.1.0"
-	if err := run([]string{"push", "-layout", filepath.Join(dir, "layout"), "-image", ref, "-insecure"}, io.Discard); err != nil {
+	var out strings.Builder
+	if err := run([]string{"push", "-layout", filepath.Join(dir, "layout"), "-image", ref, "-insecure"}, &out); err != nil {
 		t.Fatal(err)
 	}
 	r, err := name.ParseReference(ref, name.Insecure)
@@ -93,6 +94,19 @@ func TestTheImageIsBuiltWithoutAnEngine(t *testing.T) {
 	}
 	if digest(t, pulled) != digest(t, idx) {
 		t.Error("the registry holds another index")
+	}
+	// What it prints names every manifest it pushed, by platform, as the registry serves it.
+	repo := r.Context().String()
+	want := "index " + repo + "@" + digest(t, idx).String() + "\n"
+	m, err := pulled.IndexManifest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range m.Manifests {
+		want += d.Platform.String() + " " + repo + "@" + d.Digest.String() + "\n"
+	}
+	if out.String() != want || len(m.Manifests) != 2 {
+		t.Errorf("push printed\n%s\nwant\n%s", out.String(), want)
 	}
 }
 
