@@ -174,14 +174,17 @@ COSIGN_SIGN_FLAGS ?= --tlog-upload=false
 .PHONY: image-push
 image-push: image $(if $(COSIGN_KEY),$(COSIGN)) ## Push the image to IMG (registry/repository:tag) with the credentials of ~/.docker/config.json; with COSIGN_KEY, sign it and attach each platform's SBOM as a signed attestation.
 	@[ -n "$(IMG)" ] || { echo "error: set IMG=registry/repository:tag" >&2; exit 1; }
-	COSIGN=$(COSIGN) COSIGN_KEY=$(COSIGN_KEY) COSIGN_SIGN_FLAGS='$(COSIGN_SIGN_FLAGS)' IMAGE_DIR=$(IMAGE_DIR) hack/image-push.sh '$(IMG)'
+	@COSIGN=$(COSIGN) COSIGN_KEY='$(COSIGN_KEY)' COSIGN_SIGN_FLAGS='$(COSIGN_SIGN_FLAGS)' IMAGE_DIR=$(IMAGE_DIR) hack/image-push.sh '$(IMG)'
 
 DIST ?= $(CURDIR)/dist
+# The kubectl that renders the installs: the control plane's when it is built, else the machine's.
+RELEASE_KUBECTL := $(if $(wildcard $(KUBECTL)),$(KUBECTL),kubectl)
 
 # The version an upgrade is tested from (e2e: a health check started by its manager is finished by
 # this one): the newest release tag before this commit; before the first release, the commit
-# 3dc4ebd, the manager as it was before it had release artefacts.
-PREVIOUS_VERSION ?= $(or $(shell git describe --tags --abbrev=0 HEAD^ 2>/dev/null),3dc4ebd)
+# 3dc4ebd, the manager as it was before it had release artefacts. It needs the repository's history
+# (not a shallow clone) and its tags.
+PREVIOUS_VERSION := $(or $(shell git describe --tags --abbrev=0 HEAD^ 2>/dev/null),3dc4ebdcbb3a36ea71db7c747fe3c203e4bd3567)
 PREVIOUS_BIN := $(CACHE)/rollgate-$(PREVIOUS_VERSION)/rollgate
 
 $(PREVIOUS_BIN):
@@ -192,8 +195,9 @@ $(PREVIOUS_BIN):
 
 .PHONY: release
 release: image $(HELM) $(if $(COSIGN_KEY),$(COSIGN)) ## Write the release artefacts of VERSION (e.g. v0.1.0) into dist/: installs and Helm chart pinned by digest, the image, SBOMs, dashboard, alerts, notes, checksums (cosign.pub with COSIGN_KEY).
-	VERSION=$(VERSION) COMMIT_DATE=$(COMMIT_DATE) KUBECTL=$(KUBECTL) DIST=$(DIST) IMAGE_DIR=$(IMAGE_DIR) \
-	  HELM=$(HELM) COSIGN=$(COSIGN) COSIGN_KEY=$(COSIGN_KEY) COSIGN_SIGN_FLAGS='$(COSIGN_SIGN_FLAGS)' hack/release.sh
+	VERSION=$(VERSION) COMMIT_DATE=$(COMMIT_DATE) KUBECTL=$(RELEASE_KUBECTL) DIST=$(DIST) IMAGE_DIR=$(IMAGE_DIR) \
+	  IMAGE_PLATFORMS='$(IMAGE_PLATFORMS)' HELM=$(HELM) COSIGN=$(COSIGN) COSIGN_KEY='$(COSIGN_KEY)' \
+	  COSIGN_SIGN_FLAGS='$(COSIGN_SIGN_FLAGS)' hack/release.sh
 
 .PHONY: print-ldflags
 print-ldflags: ## Print the linker flags that stamp the version into a build.

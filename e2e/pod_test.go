@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"syscall"
 	"testing"
@@ -35,7 +36,7 @@ const imageUID = 65532
 
 // pulledBinary pulls ref back from the registry it was pushed to, checks what the image says of
 // itself (its platforms, user, entrypoint and labels), and writes the entrypoint's file of the
-// linux/amd64 image into dir.
+// image of hostPlatform into dir.
 func pulledBinary(t *testing.T, ref, version, dir string) string {
 	t.Helper()
 	r, err := name.ParseReference(ref)
@@ -54,10 +55,10 @@ func pulledBinary(t *testing.T, ref, version, dir string) string {
 	for _, m := range manifest.Manifests {
 		platforms = append(platforms, m.Platform.String())
 	}
-	if strings.Join(platforms, ",") != "linux/amd64" {
-		t.Errorf("the image's platforms are %v, want the one it was built for, linux/amd64", platforms)
+	if strings.Join(platforms, ",") != hostPlatform {
+		t.Errorf("the image's platforms are %v, want the one it was built for, %s", platforms, hostPlatform)
 	}
-	img, err := remote.Image(r, remote.WithPlatform(v1.Platform{OS: "linux", Architecture: "amd64"}))
+	img, err := remote.Image(r, remote.WithPlatform(v1.Platform{OS: "linux", Architecture: runtime.GOARCH}))
 	if err != nil {
 		t.Fatal(err)
 	}

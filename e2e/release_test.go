@@ -11,9 +11,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strings"
 	"testing"
 )
+
+// hostPlatform is the one platform TestRelease builds: the machine's, whose binary it runs.
+const hostPlatform = "linux/" + runtime.GOARCH
 
 // TestRelease: `make release` (of one platform, to keep the cold path lean) writes the artefacts a
 // release publishes, each in checksums.txt; both installs pin the manager's image by the digest of
@@ -31,7 +35,7 @@ func TestRelease(t *testing.T) {
 	dist, images := filepath.Join(tmp, "dist"), filepath.Join(tmp, "image")
 	mk := func(args ...string) {
 		t.Helper()
-		cmd := exec.Command("make", append([]string{"-s", "-C", repoRoot, "VERSION=" + version, "IMAGE_PLATFORMS=linux/amd64",
+		cmd := exec.Command("make", append([]string{"-s", "-C", repoRoot, "VERSION=" + version, "IMAGE_PLATFORMS=" + hostPlatform,
 			"DIST=" + dist, "IMAGE_DIR=" + images}, args...)...)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("make %v: %v\n%s", args, err, out)
@@ -85,7 +89,7 @@ func TestRelease(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, f := range []string{"install.yaml", "install-namespaced.yaml", "rollgate-image.oci.tar", "rollgate-dashboard.json",
-			"rollgate-prometheusrule.yaml", "release-notes.md", "rollgate-sbom-linux-amd64.cdx.json", "cosign.pub", "rollgate-0.0.0-e2e.tgz"} {
+			"rollgate-prometheusrule.yaml", "release-notes.md", "rollgate-sbom-linux-" + runtime.GOARCH + ".cdx.json", "cosign.pub", "rollgate-0.0.0-e2e.tgz"} {
 			if !strings.Contains(string(sums), "  "+f+"\n") {
 				t.Errorf("checksums.txt has no %s:\n%s", f, sums)
 			}
@@ -100,7 +104,7 @@ func TestRelease(t *testing.T) {
 			t.Errorf("release notes:\n%.500s", notes)
 		}
 		mustKubectl(t, "apply", "--dry-run=server", "-f", filepath.Join(dist, "install.yaml"))
-		checkSBOM(t, filepath.Join(dist, "rollgate-sbom-linux-amd64.cdx.json"), version)
+		checkSBOM(t, filepath.Join(dist, "rollgate-sbom-linux-"+runtime.GOARCH+".cdx.json"), version)
 	})
 
 	// The image, pushed and pulled back: what the release names by digest is what arrives.
@@ -109,8 +113,14 @@ func TestRelease(t *testing.T) {
 	byDigest := ref[:strings.LastIndex(ref, ":")] + "@" + digest
 
 	t.Run("signed", func(t *testing.T) {
-		for _, verify := range [][]string{{"verify"}, {"verify-attestation", "--type", "cyclonedx"}} {
-			args := append(verify, "--key", filepath.Join(dist, "cosign.pub"), "--insecure-ignore-tlog", byDigest)
+		checksums := filepath.Join(dist, "checksums.txt")
+		for _, verify := range [][]string{{"verify"}, {"verify-attestation", "--type", "cyclonedx"},
+			{"verify-blob", "--signature", checksums + ".sig"}} {
+			subject := byDigest
+			if verify[0] == "verify-blob" {
+				subject = checksums
+			}
+			args := append(verify, "--key", filepath.Join(dist, "cosign.pub"), "--insecure-ignore-tlog", subject)
 			out, err := cosign(tmp, args...)
 			if err != nil {
 				t.Errorf("cosign %v: %v\n%s", verify, err, out)

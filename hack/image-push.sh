@@ -4,6 +4,9 @@
 # takes, e.g. a KMS URI), sign the index and every platform's image, and attach each platform's
 # CycloneDX SBOM to its image as a signed attestation. Run through `make image-push`.
 #
+# An encrypted key's password comes from COSIGN_PASSWORD, or is asked for on the terminal; cosign
+# never reads it from this script's input.
+#
 # Verify with the public key:
 #   cosign verify --key cosign.pub --insecure-ignore-tlog REPOSITORY@DIGEST
 #   cosign verify-attestation --key cosign.pub --insecure-ignore-tlog --type cyclonedx REPOSITORY@DIGEST
@@ -23,14 +26,14 @@ if [ -z "${COSIGN_KEY:-}" ]; then
 fi
 index=$(sed -n 's/^index //p' <<<"$pushed")
 # --recursive: the index and each image it lists, so that a pull by platform verifies too.
-"$COSIGN" sign --yes --recursive --key "$COSIGN_KEY" "${sign_flags[@]}" "$index"
+"$COSIGN" sign --yes --recursive --key "$COSIGN_KEY" "${sign_flags[@]}" "$index" </dev/null
 # Each platform's SBOM goes to its image and to the index, which is what a tag or a release's digest
 # names: verify-attestation of either finds it.
 while read -r platform ref; do
   [ "$platform" != index ] || continue
   for subject in "$ref" "$index"; do
     "$COSIGN" attest --yes --key "$COSIGN_KEY" "${sign_flags[@]}" --type cyclonedx \
-      --predicate "$IMAGE_DIR/${platform//\//-}/sbom.cdx.json" "$subject"
+      --predicate "$IMAGE_DIR/${platform//\//-}/sbom.cdx.json" "$subject" </dev/null
   done
 done <<<"$pushed"
 echo "==> signed $(head -1 <<<"$pushed" | cut -d' ' -f2) and attached the SBOM of each platform"

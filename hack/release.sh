@@ -6,6 +6,7 @@
 #   rollgate-image.oci.tar                 the image (an OCI layout: every platform), for air gaps
 #   rollgate-sbom-OS-ARCH.cdx.json         each platform's CycloneDX SBOM: the modules of its binary
 #   cosign.pub                             with COSIGN_KEY: the public key that verifies the image
+#   checksums.txt.sig                      with COSIGN_KEY: the signature of checksums.txt
 #   rollgate-dashboard.json                the Grafana dashboard
 #   rollgate-prometheusrule.yaml           the alerts, as a prometheus-operator PrometheusRule
 #   release-notes.md                       the commits since the last tag
@@ -17,6 +18,7 @@ set -euo pipefail
 : "${HELM:?HELM is not set (run through make)}"
 : "${DIST:?DIST is not set (run through make)}"
 : "${IMAGE_DIR:?IMAGE_DIR is not set (run through make)}"
+: "${IMAGE_PLATFORMS:?IMAGE_PLATFORMS is not set (run through make)}"
 : "${COMMIT_DATE:?COMMIT_DATE is not set (run through make)}"
 IMAGE_REPO=${IMAGE_REPO:-ghcr.io/rollgate/rollgate}
 
@@ -65,9 +67,9 @@ grep -q "digest: \"$digest\"" "$chart/values.yaml" || { echo "error: could not p
 "$HELM" package "$chart" --version "${VERSION#v}" --app-version "$VERSION" --destination "$DIST" >/dev/null
 
 tar --sort=name --mtime="$COMMIT_DATE" --owner=0 --group=0 --numeric-owner -C "$IMAGE_LAYOUT" -cf "$DIST/rollgate-image.oci.tar" .
-for sbom in "$IMAGE_DIR"/*/sbom.cdx.json; do
-  platform=$(basename "$(dirname "$sbom")")
-  [ "$platform" = layout ] || cp "$sbom" "$DIST/rollgate-sbom-$platform.cdx.json"
+# The SBOMs of the platforms this image holds, not of whatever an earlier build left in IMAGE_DIR.
+for p in $IMAGE_PLATFORMS; do
+  cp "$IMAGE_DIR/${p//\//-}/sbom.cdx.json" "$DIST/rollgate-sbom-${p//\//-}.cdx.json"
 done
 if [ -n "${COSIGN_KEY:-}" ]; then
   "${COSIGN:?COSIGN is not set (run through make)}" public-key --key "$COSIGN_KEY" --outfile "$DIST/cosign.pub"
@@ -79,20 +81,22 @@ previous=$(git describe --tags --abbrev=0 HEAD^ 2>/dev/null || true)
 {
   echo "# rollgate $VERSION"
   echo
-  echo "Image: \`$image\` (linux/amd64, linux/arm64)."
+  echo "Image: \`$image\` (${IMAGE_PLATFORMS// /, })."
   echo
   echo "    kubectl apply -f install.yaml                # cluster-wide, in rollgate-system"
   echo "    kubectl apply -f install-namespaced.yaml     # or for listed namespaces only"
   echo "    helm install rollgate rollgate-${VERSION#v}.tgz -n rollgate-system --create-namespace"
   if [ -n "${COSIGN_KEY:-}" ]; then
     echo
-    echo "The image is signed, and each platform's SBOM (CycloneDX) is attached to it as a signed attestation:"
+    echo "The image, once \`make image-push COSIGN_KEY=...\` has pushed it, is signed, and each platform's"
+    echo "SBOM (CycloneDX) is attached to it as a signed attestation; checksums.txt is signed too:"
     echo
     # Signed with --tlog-upload=false, there is no transparency log entry to check.
     offline=""
     [[ " ${COSIGN_SIGN_FLAGS:-} " != *" --tlog-upload=false "* ]] || offline=" --insecure-ignore-tlog"
     echo "    cosign verify --key cosign.pub$offline $IMAGE_REPO@$digest"
     echo "    cosign verify-attestation --key cosign.pub$offline --type cyclonedx $IMAGE_REPO@$digest"
+    echo "    cosign verify-blob --key cosign.pub$offline --signature checksums.txt.sig checksums.txt"
   fi
   echo
   echo "## Changes${previous:+ since $previous}"
@@ -101,5 +105,11 @@ previous=$(git describe --tags --abbrev=0 HEAD^ 2>/dev/null || true)
 } >"$DIST/release-notes.md"
 
 (cd "$DIST" && sha256sum -- * >checksums.txt)
+if [ -n "${COSIGN_KEY:-}" ]; then
+  # The manifests choose the digest and the RBAC: their checksums are signed with the image's key.
+  read -r -a sign_flags <<<"${COSIGN_SIGN_FLAGS:-}"
+  "$COSIGN" sign-blob --yes --key "$COSIGN_KEY" "${sign_flags[@]}" --output-signature "$DIST/checksums.txt.sig" \
+    "$DIST/checksums.txt" </dev/null >/dev/null
+fi
 echo "==> $DIST: $image"
 ls -l "$DIST"
