@@ -110,6 +110,7 @@ if [ -n "${COSIGN_KEY:-}" ]; then
   read -r -a sign_flags <<<"${COSIGN_SIGN_FLAGS:-}"
   "$COSIGN" sign-blob --yes --key "$COSIGN_KEY" "${sign_flags[@]}" --output-signature "$DIST/checksums.txt.sig" \
     "$DIST/checksums.txt" </dev/null >/dev/null
+  chmod 0644 "$DIST/cosign.pub" "$DIST/checksums.txt.sig"
 fi
 echo "==> $DIST: $image"
 ls -l "$DIST"
