@@ -128,7 +128,9 @@ func TestHelmChart(t *testing.T) {
 	ensureNamespace(t, managerNamespace)
 	all := filepath.Join(t.TempDir(), "all.yaml")
 	if err := os.WriteFile(all, []byte(mustHelm(t, "template", "rollgate", chartDir, "--namespace", managerNamespace,
-		"--set", "serviceMonitor.enabled=true", "--set", "prometheusRule.enabled=true", "--set", "dashboard.enabled=true")), 0o600); err != nil {
+		"--set", "serviceMonitor.enabled=true", "--set", "prometheusRule.enabled=true", "--set", "dashboard.enabled=true",
+		// Values that YAML would take for a boolean or a number, were they not quoted.
+		"--set", "goMemLimit=off", "--set", "extraArgs={on}")), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	out := mustKubectl(t, "apply", "--server-side", "--dry-run=server", "-f", all)

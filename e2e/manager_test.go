@@ -98,6 +98,25 @@ func (m *manager) scrape(t *testing.T) map[string]*dto.MetricFamily {
 	return families
 }
 
+// stop ends the manager as the kubelet ends a pod: SIGTERM, and SIGKILL after the grace period.
+// It fails the test if the manager needed the SIGKILL or did not exit cleanly.
+func (m *manager) stop(t *testing.T, grace time.Duration) {
+	t.Helper()
+	if err := m.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-m.exited:
+		if err != nil {
+			t.Errorf("the manager exited with %v after SIGTERM", err)
+		}
+	case <-time.After(grace):
+		_ = m.cmd.Process.Kill()
+		_ = <-m.exited
+		t.Errorf("the manager did not stop within its grace period of %s", grace)
+	}
+}
+
 // kill SIGKILLs the manager and waits until it is gone; its exit error is the kill's own.
 func (m *manager) kill(t *testing.T) {
 	t.Helper()
@@ -190,17 +209,7 @@ func TestManagerServesProbesAndMetricsAndLeads(t *testing.T) {
 	}
 
 	// A clean stop releases the lease, so that a new leader need not wait for it to expire.
-	if err := m.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-m.exited:
-		if err != nil {
-			t.Errorf("manager exited with %v after SIGTERM", err)
-		}
-	case <-time.After(30 * time.Second):
-		t.Fatal("manager did not stop within 30s of SIGTERM")
-	}
+	m.stop(t, 30*time.Second)
 	if err := k8s.Get(context.Background(), key, &l); err != nil {
 		t.Fatal(err)
 	}

@@ -242,22 +242,3 @@ func runAsPod(t *testing.T, bin string, pod shippedPod, extra ...string) *manage
 	t.Cleanup(func() { _ = os.Chmod(work, 0o700) })
 	return m
 }
-
-// stop ends the manager as the kubelet ends a pod: SIGTERM, and SIGKILL after the grace period.
-// It fails the test if the manager needed the SIGKILL or did not exit cleanly.
-func (m *manager) stop(t *testing.T, grace time.Duration) {
-	t.Helper()
-	if err := m.cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	select {
-	case err := <-m.exited:
-		if err != nil {
-			t.Errorf("the manager exited with %v after SIGTERM", err)
-		}
-	case <-time.After(grace):
-		_ = m.cmd.Process.Kill()
-		_ = <-m.exited
-		t.Errorf("the manager did not stop within its grace period of %s", grace)
-	}
-}
