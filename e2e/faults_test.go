@@ -46,6 +46,12 @@ func (s *scenario) rolloutInHealthCheck(start func()) {
 	s.waitConfig(time.Minute, "health check running", func(c *v1alpha1.RollingUpgradeConfig) bool {
 		return c.Annotations[v1alpha1.UpdatePhaseAnnotation] == "HealthCheck" && c.Status.Phase == v1alpha1.PhaseInProgress
 	})
+	// The start's event is sent after its write, asynchronously: a fault injected before it is sent
+	// would lose it (events are best effort) and fail the count of completedOnce for a reason that
+	// is not the fault's.
+	eventually(s.t, 30*time.Second, "the UpdateStarting event", func(context.Context) (bool, string, error) {
+		return s.countEvents("UpdateStarting") >= 1, "", nil
+	})
 }
 
 // completedOnce waits until 1.1.0 is Completed and checks that it was recorded and announced once.

@@ -23,7 +23,7 @@ import (
 	"k8s.io/apimachinery/pkg/types"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rollgate/rollgate/controllers/gitwrite/gittest"
+	"github.com/rollgate/rollgate/internal/gitwrite/gittest"
 )
 
 // Flux's kustomize-controller, built by `make flux-tools`, is the GitOps tool of these tests. Flux's

@@ -21,7 +21,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
-	"github.com/rollgate/rollgate/controllers/gitwrite/gittest"
+	"github.com/rollgate/rollgate/internal/gitwrite/gittest"
 )
 
 // TestScenarioGitFirstThroughFlux: Git says what runs. The repository holds examples/gitfirst as it

@@ -3,7 +3,10 @@
 package e2e
 
 import (
+	"context"
+	"fmt"
 	"net/http"
+	"slices"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -14,9 +17,10 @@ import (
 	corev1 "k8s.io/api/core/v1"
 	apimeta "k8s.io/apimachinery/pkg/api/meta"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
+	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
-	"github.com/rollgate/rollgate/controllers/gitwrite/gittest"
+	"github.com/rollgate/rollgate/internal/gitwrite/gittest"
 )
 
 // TestScenarioGitOutages: a GitFirst config against a real Git server that misbehaves.
@@ -92,9 +96,20 @@ func TestScenarioGitOutages(t *testing.T) {
 		t.Errorf("the manager's peak RSS is %d MiB, past what its 256Mi limit leaves", peak>>20)
 	}
 
+	// The GitWriteBack says it too, once, naming the config.
+	gwb := waitWriteBack(t, s.ns, "fleet", "its Ready False", func(st v1alpha1.WriteBackStatus) bool {
+		return apimeta.IsStatusConditionFalse(st.Conditions, meta.ReadyCondition)
+	})
+	if st := gwb.Status; st.FailingCount != 1 || st.ConfigCount != 1 || !strings.HasPrefix(st.LastError, "app: ") || !slices.Equal(st.Configs, []string{"app"}) {
+		t.Errorf("the GitWriteBack's status during the 401: %+v", st)
+	}
+
 	// Git answers again; the config reads its record and writes it.
 	git.Intercept.Store(nil)
 	waitWritten(t, s.ns, "app", "the first record written", func(c *v1alpha1.RollingUpgradeConfig) bool { return c.Status.CurrentVersion == "1.0.0" })
+	waitWriteBack(t, s.ns, "fleet", "Ready again, with its last commit", func(st v1alpha1.WriteBackStatus) bool {
+		return apimeta.IsStatusConditionTrue(st.Conditions, meta.ReadyCondition) && st.LastCommit != "" && st.LastError == "" && st.FailingCount == 0
+	})
 	s.announce("1.1.0")
 	s.waitConfig(time.Minute, "1.1.0 held for the window", func(c *v1alpha1.RollingUpgradeConfig) bool {
 		return c.Status.AvailableVersion == "1.1.0" && c.Status.Phase == v1alpha1.PhasePending
@@ -167,4 +182,17 @@ func firstEventTime(s *scenario, reason string) time.Time {
 		}
 	}
 	return first
+}
+
+// waitWriteBack waits until cond holds for the status of GitWriteBack name in ns.
+func waitWriteBack(t *testing.T, ns, name string, what string, cond func(v1alpha1.WriteBackStatus) bool) *v1alpha1.GitWriteBack {
+	t.Helper()
+	var gwb v1alpha1.GitWriteBack
+	eventually(t, time.Minute, "GitWriteBack "+name+": "+what, func(ctx context.Context) (bool, string, error) {
+		if err := k8s.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, &gwb); err != nil {
+			return false, "", err
+		}
+		return cond(gwb.Status), fmt.Sprintf("%+v", gwb.Status), nil
+	})
+	return &gwb
 }

@@ -122,6 +122,32 @@ func TestHelmChart(t *testing.T) {
 		mustHelm(t, "template", "rollgate", chartDir, "--namespace", managerNamespace, "--set", "namespaces={team-a,team-b}"),
 		mustKubectl(t, "kustomize", "config/namespaced"))
 
+	// A name prefix as long as fullnameOverride may give: every name the chart makes of it fits the
+	// API's 63 characters.
+	long := strings.Repeat("r", 60)
+	for key, o := range renderedObjects(t, mustHelm(t, "template", "rollgate", chartDir, "--set", "fullnameOverride="+long,
+		"--set", "serviceMonitor.enabled=true", "--set", "prometheusRule.enabled=true", "--set", "dashboard.enabled=true")) {
+		if name := (&unstructured.Unstructured{Object: o}).GetName(); len(name) > 63 {
+			t.Errorf("%s: a name of %d characters", key, len(name))
+		}
+	}
+
+	// The notes' uninstall commands work in a shell whatever the selector: a set-based one has a '!'.
+	// Only `helm install` renders the notes, and even with --dry-run=client it refuses objects the
+	// cluster already holds: the CRDs are left out, every other name carries the release's.
+	notes := mustHelm(t, "install", "notes", chartDir, "--dry-run=client", "--namespace", managerNamespace,
+		"--set", "crds.install=false", "--set", "namespaces={team-a}", "--set", "watchLabelSelector=!sharding.rollgate.dev/key")
+	if want := "kubectl delete rollingupgradeconfigs -n team-a -l '!sharding.rollgate.dev/key'"; !strings.Contains(notes, want) {
+		t.Errorf("the notes do not say %s:\n%s", want, notes)
+	}
+
+	// The threshold of RollgateVersionHeldTooLong is the chart's to set.
+	if rule := mustHelm(t, "template", "rollgate", chartDir, "--set", "prometheusRule.enabled=true",
+		"--set", "prometheusRule.versionHeldForSeconds=86400", "--show-only", "templates/monitoring.yaml"); !strings.Contains(rule, "> 86400") ||
+		strings.Contains(rule, "> 604800") {
+		t.Errorf("prometheusRule.versionHeldForSeconds=86400 does not set RollgateVersionHeldTooLong's threshold:\n%s", rule)
+	}
+
 	installCRDs(t)
 	// Every optional object, as the API server (with the prometheus-operator's CRDs) takes it.
 	installExampleCRDs(t, "servicemonitors.monitoring.coreos.com", "prometheusrules.monitoring.coreos.com")

@@ -20,7 +20,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rollgate/rollgate/controllers/health"
+	"github.com/rollgate/rollgate/internal/health"
 )
 
 // kubectl runs the cluster's kubectl against the cluster under test and returns its output.

@@ -11,7 +11,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
-	"github.com/rollgate/rollgate/controllers/registry/registrytest"
+	"github.com/rollgate/rollgate/internal/registry/registrytest"
 )
 
 // onARegistry starts scenario prefix on a registry on 127.0.0.1 that holds demo/app:1.0.0: a

@@ -27,6 +27,7 @@ var (
 	kubeconfig string // ROLLGATE_E2E_KUBECONFIG: the cluster under test
 	kubectlBin string // KUBECTL: the kubectl built with the cluster
 	managerBin string // ROLLGATE_BIN: the manager binary
+	pluginBin  string // ROLLGATE_PLUGIN: the kubectl plugin, kubectl-rollgate
 	cosignBin  string // COSIGN: the cosign built for `make image-push`
 	helmBin    string // HELM: the helm built for the chart's tests
 	// ROLLGATE_PREVIOUS_BIN: the manager of the version an upgrade is tested from (PREVIOUS_VERSION)
@@ -48,7 +49,7 @@ func setup() error {
 	_, file, _, _ := runtime.Caller(0)
 	repoRoot = filepath.Dir(filepath.Dir(file))
 	for name, dst := range map[string]*string{
-		"ROLLGATE_E2E_KUBECONFIG": &kubeconfig, "KUBECTL": &kubectlBin, "ROLLGATE_BIN": &managerBin, "COSIGN": &cosignBin, "HELM": &helmBin, "ROLLGATE_PREVIOUS_BIN": &previousBin,
+		"ROLLGATE_E2E_KUBECONFIG": &kubeconfig, "KUBECTL": &kubectlBin, "ROLLGATE_BIN": &managerBin, "ROLLGATE_PLUGIN": &pluginBin, "COSIGN": &cosignBin, "HELM": &helmBin, "ROLLGATE_PREVIOUS_BIN": &previousBin,
 	} {
 		if *dst = os.Getenv(name); *dst == "" {
 			return fmt.Errorf("%s is not set", name)

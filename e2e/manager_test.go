@@ -7,10 +7,12 @@ import (
 	"crypto/tls"
 	"fmt"
 	"io"
+	mathrand "math/rand/v2"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -128,12 +130,27 @@ func (m *manager) kill(t *testing.T) {
 
 func freeAddr(t *testing.T) string {
 	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
+	// Below the kernel's ephemeral ports: one of those, free now, may be taken by any outgoing
+	// connection (the manager's own to the API server) before the manager binds it.
+	first := 32768
+	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
+		if f := strings.Fields(string(b)); len(f) == 2 {
+			if n, err := strconv.Atoi(f[0]); err == nil && n > 11000 {
+				first = n
+			}
+		}
 	}
-	defer l.Close()
-	return l.Addr().String()
+	for range 100 {
+		l, err := net.Listen("tcp", "127.0.0.1:"+strconv.Itoa(10000+mathrand.IntN(first-10000)))
+		if err != nil {
+			continue // in use
+		}
+		addr := l.Addr().String()
+		_ = l.Close()
+		return addr
+	}
+	t.Fatal("no free port below the ephemeral range")
+	return ""
 }
 
 // get fetches a URL and returns status code and body; an error means nothing answered.

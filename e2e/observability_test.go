@@ -200,6 +200,12 @@ func checkDashboard(t *testing.T, prom *promServer, ns string, began time.Time) 
 		"Configs/B": perConfig(map[string]func(float64) error{"app": equals(0), "fragile": equals(0), "held": equals(1), "approval": equals(1), "soaking": equals(0)}),
 		"Configs/C": perConfig(map[string]func(float64) error{"app": equals(0), "fragile": equals(1), "held": equals(0), "approval": equals(0), "soaking": equals(0)}),
 		"Configs/D": perConfig(map[string]func(float64) error{"app": about(1), "fragile": equals(0), "held": equals(0), "approval": equals(0), "soaking": equals(0)}),
+		"Configs that cannot go on/A": all(perConfig(map[string]func(float64) error{"fragile": equals(1)}),
+			labelled("fragile", model.LabelSet{"type": "Stalled", "current_version": "1.0.0", "last_failed_version": "1.2.0"})),
+		"Held versions, longest first/A": all(
+			perConfig(map[string]func(float64) error{"held": within(0, 900), "approval": within(0, 900), "soaking": within(0, 900)}),
+			labelled("held", model.LabelSet{"gate": "Calendar"}), labelled("approval", model.LabelSet{"gate": "Approval"}),
+			labelled("soaking", model.LabelSet{"gate": "Soak"})),
 		"Configs/E": perConfig(map[string]func(float64) error{"app": about(1), "fragile": about(1), "held": equals(0), "approval": equals(0), "soaking": equals(0)}),
 	}
 
@@ -250,18 +256,19 @@ func checkDashboard(t *testing.T, prom *promServer, ns string, began time.Time) 
 
 // checkAlerts reads the alerts Prometheus computed from rollgate.rules.yaml.
 func checkAlerts(t *testing.T, prom *promServer, ns string) {
-	var states map[string]string
+	var states, descriptions map[string]string
 	eventually(t, 2*time.Minute, "alerts", func(ctx context.Context) (bool, string, error) {
 		res, err := prom.api.Alerts(ctx)
 		if err != nil {
 			return false, err.Error(), nil
 		}
-		states = map[string]string{}
+		states, descriptions = map[string]string{}, map[string]string{}
 		for _, a := range res.Alerts {
 			if a.Labels["namespace"] != "" && string(a.Labels["namespace"]) != ns {
 				continue
 			}
-			states[string(a.Labels["alertname"])+"/"+string(a.Labels["name"])] = string(a.State)
+			key := string(a.Labels["alertname"]) + "/" + string(a.Labels["name"])
+			states[key], descriptions[key] = string(a.State), string(a.Annotations["description"])
 		}
 		ok := states["RollgateRollbackHappened/app"] == "firing" && states["RollgateRollbackHappened/fragile"] == "firing" &&
 			states["RollgateCircuitOpen/fragile"] == "firing"
@@ -274,18 +281,25 @@ func checkAlerts(t *testing.T, prom *promServer, ns string) {
 			t.Errorf("unexpected alert %s (%s)", key, state)
 		}
 	}
+	// The alert names the versions: the one running and the one rolled back.
+	if d := descriptions["RollgateCircuitOpen/fragile"]; !strings.Contains(d, "It runs 1.0.0") || !strings.Contains(d, "the newest on its failed list is 1.2.0.") {
+		t.Errorf("RollgateCircuitOpen/fragile does not name its versions: %q", d)
+	}
 }
 
 // checkKubectl: what a person sees with kubectl tells the same story.
 func checkKubectl(t *testing.T, ns string) {
 	get := mustKubectl(t, "-n", ns, "get", "ruc")
-	for _, want := range []string{"TARGET", "CURRENT", "TARGET VERSION", "PHASE", "CIRCUIT", "NEXT WINDOW", "AGE", "Failed", "Pending"} {
+	// Ready and its message are in the default columns: a config that cannot go on is never shown
+	// as merely Idle.
+	for _, want := range []string{"TARGET", "CURRENT", "TARGET VERSION", "PHASE", "CIRCUIT", "NEXT WINDOW", "READY", "STATUS", "AGE", "Failed", "Pending",
+		"circuit breaker open after 1 consecutive rollbacks"} {
 		if !strings.Contains(get, want) {
 			t.Errorf("kubectl get ruc does not show %q:\n%s", want, get)
 		}
 	}
 	wide := mustKubectl(t, "-n", ns, "get", "ruc", "-o", "wide")
-	for _, want := range []string{"KIND", "AVAILABLE", "ROLLBACKS", "READY", "STATUS", "circuit breaker open after 1 consecutive rollbacks"} {
+	for _, want := range []string{"KIND", "AVAILABLE", "ROLLBACKS"} {
 		if !strings.Contains(wide, want) {
 			t.Errorf("kubectl get ruc -o wide does not show %q:\n%s", want, wide)
 		}
@@ -410,6 +424,19 @@ func absentFor(name string) check {
 			}
 		}
 		return nil
+	}
+}
+
+// labelled: the instant result has a sample of config name with these labels.
+func labelled(name string, labels model.LabelSet) check {
+	return func(v model.Value) error {
+		vec, _ := v.(model.Vector)
+		for _, s := range vec {
+			if string(s.Metric["name"]) == name && matches(s.Metric, labels) {
+				return nil
+			}
+		}
+		return fmt.Errorf("no sample of %s with %v", name, labels)
 	}
 }
 

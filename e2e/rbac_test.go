@@ -230,6 +230,7 @@ var rbacRows = []rbacRow{
 	{verb: "update", group: "rollgate.dev", resource: "applicationversions"},
 	{verb: "watch", group: "rollgate.dev", resource: "gitwritebacks"},
 	{verb: "update", group: "rollgate.dev", resource: "gitwritebacks"},
+	{verb: "patch", group: "rollgate.dev", resource: "gitwritebacks", subresource: "status"},
 	{verb: "watch", group: "rollgate.dev", resource: "rolloutcalendars"},
 	{verb: "update", group: "rollgate.dev", resource: "rolloutcalendars"},
 	{verb: "update", group: "rollgate.dev", resource: "rolloutcalendars", subresource: "status"},

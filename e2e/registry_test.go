@@ -15,7 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
-	"github.com/rollgate/rollgate/controllers/registry/registrytest"
+	"github.com/rollgate/rollgate/internal/registry/registrytest"
 )
 
 // allowLoopbackRegistries lets the manager list tags from the test registries on 127.0.0.1, which

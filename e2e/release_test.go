@@ -14,6 +14,8 @@ import (
 	"runtime"
 	"strings"
 	"testing"
+
+	"sigs.k8s.io/yaml"
 )
 
 // hostPlatform is the one platform TestRelease builds: the machine's, whose binary it runs.
@@ -35,7 +37,7 @@ func TestRelease(t *testing.T) {
 	dist, images := filepath.Join(tmp, "dist"), filepath.Join(tmp, "image")
 	mk := func(args ...string) {
 		t.Helper()
-		cmd := exec.Command("make", append([]string{"-s", "-C", repoRoot, "VERSION=" + version, "IMAGE_PLATFORMS=" + hostPlatform,
+		cmd := exec.Command("make", append([]string{"-s", "-C", repoRoot, "VERSION=" + version, "IMAGE_PLATFORMS=" + hostPlatform, "PLUGIN_PLATFORMS=" + hostPlatform,
 			"DIST=" + dist, "IMAGE_DIR=" + images}, args...)...)
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("make %v: %v\n%s", args, err, out)
@@ -61,7 +63,16 @@ func TestRelease(t *testing.T) {
 	}
 	t.Setenv("COSIGN_PASSWORD", "e2e")
 	key := "COSIGN_KEY=" + filepath.Join(keys, "cosign.key")
+	// An SBOM an earlier build of another platform left behind is no part of this release.
+	stale := filepath.Join(images, "linux-s390x", "sbom.cdx.json")
+	if err := os.MkdirAll(filepath.Dir(stale), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(stale, []byte("{}"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	mk("release", key)
+	sbom := "rollgate-sbom-" + strings.ReplaceAll(hostPlatform, "/", "-") + ".cdx.json"
 	index, err := os.ReadFile(filepath.Join(images, "layout", "index.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -89,9 +100,23 @@ func TestRelease(t *testing.T) {
 			t.Fatal(err)
 		}
 		for _, f := range []string{"install.yaml", "install-namespaced.yaml", "rollgate-image.oci.tar", "rollgate-dashboard.json",
-			"rollgate-prometheusrule.yaml", "release-notes.md", "rollgate-sbom-linux-" + runtime.GOARCH + ".cdx.json", "cosign.pub", "rollgate-0.0.0-e2e.tgz"} {
+			"rollgate-prometheusrule.yaml", "release-notes.md", sbom, "cosign.pub", "rollgate-0.0.0-e2e.tgz",
+			"kubectl-rollgate-" + strings.ReplaceAll(hostPlatform, "/", "-") + ".tar.gz", "rollgate.krew.yaml"} {
 			if !strings.Contains(string(sums), "  "+f+"\n") {
 				t.Errorf("checksums.txt has no %s:\n%s", f, sums)
+			}
+		}
+		if hostPlatform != "linux/s390x" && strings.Contains(string(sums), "linux-s390x") {
+			t.Errorf("checksums.txt lists the SBOM of a platform the release does not hold:\n%s", sums)
+		}
+		// The key and the signature are for everyone to read, as every other artefact is.
+		for _, f := range []string{"cosign.pub", "checksums.txt.sig"} {
+			fi, err := os.Stat(filepath.Join(dist, f))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if fi.Mode().Perm()&0o004 == 0 {
+				t.Errorf("%s has mode %v; want it readable by all", f, fi.Mode())
 			}
 		}
 		check := exec.Command("sha256sum", "-c", "checksums.txt")
@@ -104,7 +129,8 @@ func TestRelease(t *testing.T) {
 			t.Errorf("release notes:\n%.500s", notes)
 		}
 		mustKubectl(t, "apply", "--dry-run=server", "-f", filepath.Join(dist, "install.yaml"))
-		checkSBOM(t, filepath.Join(dist, "rollgate-sbom-linux-"+runtime.GOARCH+".cdx.json"), version)
+		checkSBOM(t, filepath.Join(dist, sbom), version)
+		checkKrewManifest(t, dist, version)
 	})
 
 	// The image, pushed and pulled back: what the release names by digest is what arrives.
@@ -239,4 +265,73 @@ func checkAttestedSBOM(t *testing.T, out, version string) {
 		return
 	}
 	t.Errorf("cosign verify-attestation printed no attestation:\n%s", out)
+}
+
+// checkKrewManifest holds the release's krew manifest to what krew requires of one (its
+// apiVersion and kind, the plugin's name, a semver version with a leading v, a short description,
+// platforms each with a selector, an https URI, the archive's sha256 and a bin among its files),
+// and runs the plugin of the host's platform out of the archive it names: it says the release's
+// version.
+func checkKrewManifest(t *testing.T, dist, version string) {
+	t.Helper()
+	raw, err := os.ReadFile(filepath.Join(dist, "rollgate.krew.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		APIVersion string `json:"apiVersion"`
+		Kind       string `json:"kind"`
+		Metadata   struct {
+			Name string `json:"name"`
+		} `json:"metadata"`
+		Spec struct {
+			Version          string `json:"version"`
+			Homepage         string `json:"homepage"`
+			ShortDescription string `json:"shortDescription"`
+			Description      string `json:"description"`
+			Platforms        []struct {
+				Selector struct {
+					MatchLabels map[string]string `json:"matchLabels"`
+				} `json:"selector"`
+				URI    string `json:"uri"`
+				SHA256 string `json:"sha256"`
+				Bin    string `json:"bin"`
+				Files  []struct {
+					From string `json:"from"`
+					To   string `json:"to"`
+				} `json:"files"`
+			} `json:"platforms"`
+		} `json:"spec"`
+	}
+	if err := yaml.UnmarshalStrict(raw, &m); err != nil {
+		t.Fatalf("rollgate.krew.yaml: %v", err)
+	}
+	if m.APIVersion != "krew.googlecontainertools.github.com/v1alpha2" || m.Kind != "Plugin" || m.Metadata.Name != "rollgate" ||
+		m.Spec.Version != version || m.Spec.ShortDescription == "" || len(m.Spec.Platforms) != 1 {
+		t.Fatalf("rollgate.krew.yaml:\n%s", raw)
+	}
+	p := m.Spec.Platforms[0]
+	goos, goarch, _ := strings.Cut(hostPlatform, "/")
+	archive := "kubectl-rollgate-" + goos + "-" + goarch + ".tar.gz"
+	data, err := os.ReadFile(filepath.Join(dist, archive))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum := sha256.Sum256(data)
+	if p.Selector.MatchLabels["os"] != goos || p.Selector.MatchLabels["arch"] != goarch || p.SHA256 != hex.EncodeToString(sum[:]) ||
+		p.URI != "https://github.com/rollgate/rollgate/releases/download/"+version+"/"+archive || p.Bin != "kubectl-rollgate" ||
+		len(p.Files) != 2 || p.Files[0].From != "kubectl-rollgate" || p.Files[1].From != "LICENSE" {
+		t.Errorf("the platform of rollgate.krew.yaml does not name %s as krew needs:\n%s", archive, raw)
+	}
+	dir := t.TempDir()
+	if out, err := exec.Command("tar", "-xzf", filepath.Join(dist, archive), "-C", dir).CombinedOutput(); err != nil {
+		t.Fatalf("tar: %v\n%s", err, out)
+	}
+	out, err := exec.Command(filepath.Join(dir, p.Bin), "version").CombinedOutput()
+	if err != nil || !strings.HasPrefix(string(out), "kubectl-rollgate "+version+" ") {
+		t.Errorf("the plugin of %s says %q (%v), want its version %s", archive, out, err, version)
+	}
+	if _, err := os.ReadFile(filepath.Join(dir, "LICENSE")); err != nil {
+		t.Errorf("%s holds no LICENSE: %v", archive, err)
+	}
 }

@@ -16,7 +16,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
-	"github.com/rollgate/rollgate/renovate"
+	"github.com/rollgate/rollgate/internal/renovate"
 )
 
 // runRenovate runs the real Renovate (RENOVATE_BIN, with NODE_DIR first on PATH) over dir in local

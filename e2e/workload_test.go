@@ -15,7 +15,7 @@ import (
 	"k8s.io/utils/ptr"
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
-	"github.com/rollgate/rollgate/controllers/health"
+	"github.com/rollgate/rollgate/internal/health"
 )
 
 // These tests prove the cluster itself: the controller-manager rolls Deployments, the scheduler

@@ -20,8 +20,8 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
-	"github.com/rollgate/rollgate/controllers/gitwrite/gittest"
-	"github.com/rollgate/rollgate/renovate"
+	"github.com/rollgate/rollgate/internal/gitwrite/gittest"
+	"github.com/rollgate/rollgate/internal/renovate"
 )
 
 // TestScenarioWriteBackTeachesRenovate: a config writes its outcomes into a repository of a real Git

@@ -4,8 +4,8 @@
 # takes, e.g. a KMS URI), sign the index and every platform's image, and attach each platform's
 # CycloneDX SBOM to its image as a signed attestation. Run through `make image-push`.
 #
-# An encrypted key's password comes from COSIGN_PASSWORD, or is asked for on the terminal; cosign
-# never reads it from this script's input.
+# An encrypted key's password comes from COSIGN_PASSWORD, or cosign asks for it on this script's
+# input (the terminal), once for each signature.
 #
 # Verify with the public key:
 #   cosign verify --key cosign.pub --insecure-ignore-tlog REPOSITORY@DIGEST
@@ -26,14 +26,15 @@ if [ -z "${COSIGN_KEY:-}" ]; then
 fi
 index=$(sed -n 's/^index //p' <<<"$pushed")
 # --recursive: the index and each image it lists, so that a pull by platform verifies too.
-"$COSIGN" sign --yes --recursive --key "$COSIGN_KEY" "${sign_flags[@]}" "$index" </dev/null
+"$COSIGN" sign --yes --recursive --key "$COSIGN_KEY" "${sign_flags[@]}" "$index"
 # Each platform's SBOM goes to its image and to the index, which is what a tag or a release's digest
-# names: verify-attestation of either finds it.
-while read -r platform ref; do
+# names: verify-attestation of either finds it. The list is read on its own descriptor, so that
+# cosign keeps this script's input (an encrypted key's password, without COSIGN_PASSWORD).
+while read -r platform ref <&3; do
   [ "$platform" != index ] || continue
   for subject in "$ref" "$index"; do
     "$COSIGN" attest --yes --key "$COSIGN_KEY" "${sign_flags[@]}" --type cyclonedx \
-      --predicate "$IMAGE_DIR/${platform//\//-}/sbom.cdx.json" "$subject" </dev/null
+      --predicate "$IMAGE_DIR/${platform//\//-}/sbom.cdx.json" "$subject"
   done
-done <<<"$pushed"
+done 3<<<"$pushed"
 echo "==> signed $(head -1 <<<"$pushed" | cut -d' ' -f2) and attached the SBOM of each platform"

@@ -7,6 +7,8 @@
 #   rollgate-sbom-OS-ARCH.cdx.json         each platform's CycloneDX SBOM: the modules of its binary
 #   cosign.pub                             with COSIGN_KEY: the public key that verifies the image
 #   checksums.txt.sig                      with COSIGN_KEY: the signature of checksums.txt
+#   kubectl-rollgate-OS-ARCH.tar.gz        the kubectl plugin of each of PLUGIN_PLATFORMS, with the LICENSE
+#   rollgate.krew.yaml                     the plugin's krew manifest, naming those archives (at RELEASE_URL) and their sha256
 #   rollgate-dashboard.json                the Grafana dashboard
 #   rollgate-prometheusrule.yaml           the alerts, as a prometheus-operator PrometheusRule
 #   release-notes.md                       the commits since the last tag
@@ -20,6 +22,9 @@ set -euo pipefail
 : "${IMAGE_DIR:?IMAGE_DIR is not set (run through make)}"
 : "${IMAGE_PLATFORMS:?IMAGE_PLATFORMS is not set (run through make)}"
 : "${COMMIT_DATE:?COMMIT_DATE is not set (run through make)}"
+: "${PLUGIN_DIR:?PLUGIN_DIR is not set (run through make)}"
+: "${PLUGIN_PLATFORMS:?PLUGIN_PLATFORMS is not set (run through make)}"
+read -r -a sign_flags <<<"${COSIGN_SIGN_FLAGS:-}"
 IMAGE_REPO=${IMAGE_REPO:-ghcr.io/rollgate/rollgate}
 
 [[ $VERSION =~ ^v[0-9]+\.[0-9]+\.[0-9]+(-[0-9A-Za-z.-]+)?$ ]] ||
@@ -73,7 +78,52 @@ for p in $IMAGE_PLATFORMS; do
 done
 if [ -n "${COSIGN_KEY:-}" ]; then
   "${COSIGN:?COSIGN is not set (run through make)}" public-key --key "$COSIGN_KEY" --outfile "$DIST/cosign.pub"
+  chmod 0644 "$DIST/cosign.pub" # cosign writes it for its owner alone, as it would a private key
 fi
+# The kubectl plugin: an archive per platform, the same bytes from the same commit, and the krew
+# manifest that installs them from the release's download URLs.
+release_url=${RELEASE_URL:-https://github.com/rollgate/rollgate/releases/download/$VERSION}
+{
+  cat <<YAML
+apiVersion: krew.googlecontainertools.github.com/v1alpha2
+kind: Plugin
+metadata:
+  name: rollgate
+spec:
+  version: $VERSION
+  homepage: https://github.com/rollgate/rollgate
+  shortDescription: Read and steer rollgate's RollingUpgradeConfigs
+  description: |
+    Asks what holds a version and acts on it in one command each: get, describe,
+    why, history and lint; approve, reject, retry, reset, suspend and resume.
+    Every act is an annotation or spec field a namespace editor may write.
+  platforms:
+YAML
+  for p in $PLUGIN_PLATFORMS; do
+    os=${p%/*} arch=${p#*/} bin=kubectl-rollgate
+    [ "$os" != windows ] || bin=kubectl-rollgate.exe
+    staged=$(mktemp -d)
+    cp "$PLUGIN_DIR/$os-$arch/$bin" LICENSE "$staged/"
+    archive=kubectl-rollgate-$os-$arch.tar.gz
+    tar --sort=name --mtime="$COMMIT_DATE" --owner=0 --group=0 --numeric-owner -C "$staged" -cf - "$bin" LICENSE |
+      gzip -n >"$DIST/$archive"
+    rm -rf "$staged"
+    cat <<YAML
+  - selector:
+      matchLabels:
+        os: $os
+        arch: $arch
+    uri: $release_url/$archive
+    sha256: $(sha256sum "$DIST/$archive" | cut -d' ' -f1)
+    bin: $bin
+    files:
+    - from: $bin
+      to: .
+    - from: LICENSE
+      to: .
+YAML
+  done
+} >"$DIST/rollgate.krew.yaml"
 cp config/grafana/rollgate-dashboard.json "$DIST/rollgate-dashboard.json"
 cp config/prometheus/prometheusrule.yaml "$DIST/rollgate-prometheusrule.yaml"
 
@@ -86,6 +136,10 @@ previous=$(git describe --tags --abbrev=0 HEAD^ 2>/dev/null || true)
   echo "    kubectl apply -f install.yaml                # cluster-wide, in rollgate-system"
   echo "    kubectl apply -f install-namespaced.yaml     # or for listed namespaces only"
   echo "    helm install rollgate rollgate-${VERSION#v}.tgz -n rollgate-system --create-namespace"
+  echo
+  echo "The kubectl plugin, \`kubectl rollgate\` (${PLUGIN_PLATFORMS// /, }):"
+  echo
+  echo "    kubectl krew install --manifest=rollgate.krew.yaml"
   if [ -n "${COSIGN_KEY:-}" ]; then
     echo
     echo "The image, once \`make image-push COSIGN_KEY=...\` has pushed it, is signed, and each platform's"
@@ -93,7 +147,7 @@ previous=$(git describe --tags --abbrev=0 HEAD^ 2>/dev/null || true)
     echo
     # Signed with --tlog-upload=false, there is no transparency log entry to check.
     offline=""
-    [[ " ${COSIGN_SIGN_FLAGS:-} " != *" --tlog-upload=false "* ]] || offline=" --insecure-ignore-tlog"
+    [[ " ${sign_flags[*]} " != *" --tlog-upload=false "* ]] || offline=" --insecure-ignore-tlog"
     echo "    cosign verify --key cosign.pub$offline $IMAGE_REPO@$digest"
     echo "    cosign verify-attestation --key cosign.pub$offline --type cyclonedx $IMAGE_REPO@$digest"
     echo "    cosign verify-blob --key cosign.pub$offline --signature checksums.txt.sig checksums.txt"
@@ -107,10 +161,9 @@ previous=$(git describe --tags --abbrev=0 HEAD^ 2>/dev/null || true)
 (cd "$DIST" && sha256sum -- * >checksums.txt)
 if [ -n "${COSIGN_KEY:-}" ]; then
   # The manifests choose the digest and the RBAC: their checksums are signed with the image's key.
-  read -r -a sign_flags <<<"${COSIGN_SIGN_FLAGS:-}"
   "$COSIGN" sign-blob --yes --key "$COSIGN_KEY" "${sign_flags[@]}" --output-signature "$DIST/checksums.txt.sig" \
-    "$DIST/checksums.txt" </dev/null >/dev/null
-  chmod 0644 "$DIST/cosign.pub" "$DIST/checksums.txt.sig"
+    "$DIST/checksums.txt" >/dev/null
+  chmod 0644 "$DIST/checksums.txt.sig"
 fi
 echo "==> $DIST: $image"
 ls -l "$DIST"

@@ -26,6 +26,27 @@ const (
 	// to let it start. It names one version: set for another, it approves nothing.
 	ApproveAnnotation = "rollgate.dev/approve"
 
+	// RejectAnnotation is set by a person to a version that must never roll out: it goes on the
+	// failed list without being tried, and a rollout of it in flight is rolled back. Each new value
+	// is acted on once (status.lastReject); RejectReasonAnnotation says why, for the history.
+	RejectAnnotation = "rollgate.dev/reject"
+
+	// RejectReasonAnnotation is the reason a person gives for RejectAnnotation, recorded in the
+	// history entry of the rejection (at most 256 characters are kept).
+	RejectReasonAnnotation = "rollgate.dev/reject-reason"
+
+	// RetryAnnotation is set by a person to a version on the failed list to take it off, so that
+	// it may be rolled out again. Each new value is acted on once (status.lastRetry).
+	RetryAnnotation = "rollgate.dev/retry"
+
+	// ApprovedByAnnotation, RejectedByAnnotation and RetriedByAnnotation name who set approve,
+	// reject and retry, as the API server knows them: written by the admission policy of
+	// config/admission from the request's user, or by kubectl rollgate from the API server's
+	// SelfSubjectReview. They are recorded in the history with the act.
+	ApprovedByAnnotation = "rollgate.dev/approved-by"
+	RejectedByAnnotation = "rollgate.dev/rejected-by"
+	RetriedByAnnotation  = "rollgate.dev/retried-by"
+
 	// LastImageAnnotation is written on the workload: the image rollgate last rendered into it.
 	LastImageAnnotation = "rollgate.dev/last-image"
 

@@ -372,8 +372,10 @@ func TestIntegrationPrinterColumns(t *testing.T) {
 		t.Fatal(err)
 	}
 	cases := map[string][]string{
-		"rollingupgradeconfigs": {"Name", "Target", "Current", "Target Version", "Phase", "Circuit", "Next Window", "Age"},
+		// Ready and its message by default: a Stalled config is never shown as merely Idle.
+		"rollingupgradeconfigs": {"Name", "Target", "Current", "Target Version", "Phase", "Circuit", "Next Window", "Ready", "Status", "Age"},
 		"applicationversions":   {"Name", "Image", "Version", "Ready", "Age"},
+		"gitwritebacks":         {"Name", "URL", "Branch", "Ready", "Configs", "Last Commit", "Age"},
 	}
 	cs := kubernetes.NewForConfigOrDie(cfg)
 	for resource, want := range cases {

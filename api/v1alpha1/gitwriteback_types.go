@@ -116,15 +116,64 @@ type GitAuthor struct {
 // many share one, and their writes go in few commits.
 //
 // +kubebuilder:object:root=true
+// +kubebuilder:subresource:status
 // +kubebuilder:resource:shortName=gwb,categories=rollgate
 // +kubebuilder:printcolumn:name="URL",type=string,JSONPath=`.spec.url`
 // +kubebuilder:printcolumn:name="Branch",type=string,JSONPath=`.spec.branch`
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Configs",type=integer,JSONPath=`.status.configCount`
+// +kubebuilder:printcolumn:name="Last Commit",type=string,JSONPath=`.status.lastCommit`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type GitWriteBack struct {
 	metav1.TypeMeta   `json:",inline"`
 	metav1.ObjectMeta `json:"metadata,omitempty"`
 
-	Spec GitWriteBackSpec `json:"spec"`
+	Spec   GitWriteBackSpec `json:"spec"`
+	Status WriteBackStatus  `json:"status,omitempty"`
+}
+
+// MaxListedConfigs is how many configs a GitWriteBack's status names.
+const MaxListedConfigs = 50
+
+// WriteBackStatus is what the configs that write through a GitWriteBack say of it, gathered in one
+// place: whether their writes land, the last commit, the last error, and who they are.
+type WriteBackStatus struct {
+	// ObservedGeneration is the generation of the spec this status was gathered for.
+	// +optional
+	ObservedGeneration int64 `json:"observedGeneration,omitempty"`
+
+	// Conditions: Ready is True (Written) while no config's writes fail, False
+	// (GitWriteBackFailed) while one's do, naming how many and the newest error; True (Unused)
+	// when no config names it.
+	// +listType=map
+	// +listMapKey=type
+	// +optional
+	Conditions []metav1.Condition `json:"conditions,omitempty"`
+
+	// LastCommit is the newest commit a config's write made, and LastWrite when Git last agreed
+	// with a config's status.
+	// +optional
+	LastCommit string `json:"lastCommit,omitempty"`
+	// +optional
+	LastWrite *metav1.Time `json:"lastWrite,omitempty"`
+
+	// LastError is the newest failure of a config's write, prefixed with the config's name; empty
+	// while none fails.
+	// +kubebuilder:validation:MaxLength=4096
+	// +optional
+	LastError string `json:"lastError,omitempty"`
+
+	// ConfigCount is how many RollingUpgradeConfigs name it, FailingCount how many of them cannot
+	// write now, and Configs the first MaxListedConfigs of their names, sorted.
+	// +optional
+	ConfigCount int32 `json:"configCount,omitempty"`
+	// +optional
+	FailingCount int32 `json:"failingCount,omitempty"`
+	// +kubebuilder:validation:MaxItems=50
+	// +listType=set
+	// +optional
+	Configs []string `json:"configs,omitempty"`
 }
 
 // GitWriteBackList is a list of GitWriteBacks.

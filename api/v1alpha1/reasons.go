@@ -13,6 +13,9 @@ const (
 	EventRollbackComplete            = "RollbackComplete"            // the previous version is healthy again
 	EventCircuitOpen                 = "CircuitOpen"                 // maxRollbacks reached; no more rollouts
 	EventCircuitReset                = "CircuitReset"                // a human reset the circuit breaker
+	EventVersionRejected             = "VersionRejected"             // a person rejected a version (rollgate.dev/reject): it is on the failed list
+	EventVersionRetried              = "VersionRetried"              // a person took a version off the failed list (rollgate.dev/retry)
+	EventRequestIgnored              = "RequestIgnored"              // a reject or retry names nothing it can act on; the annotation says what
 	EventVersionAvailableCircuitOpen = "VersionAvailableCircuitOpen" // a version is available but the circuit is open
 	EventInvalidSpec                 = "InvalidSpec"                 // the spec, an annotation or a source is invalid
 	EventTargetNotFound              = "TargetNotFound"              // the workload does not exist
@@ -45,7 +48,8 @@ const (
 	ReasonNotSemver           = "NotSemver"           // an ApplicationVersion whose version is not semver
 	ReasonNotATag             = "NotATag"             // an ApplicationVersion whose version cannot be an image tag
 	ReasonValid               = "Valid"               // an ApplicationVersion whose version is usable
-	ReasonWritten             = "Written"             // the last write put the status in Git (condition GitWriteBack)
+	ReasonWritten             = "Written"             // the last write put the status in Git (condition GitWriteBack; a GitWriteBack's Ready: every config's)
+	ReasonUnused              = "Unused"              // a GitWriteBack that no config names (its Ready)
 	ReasonAwaitingGitRecord   = "AwaitingGitRecord"   // a config that writes back reads its record in Git before any rollout
 	ReasonAwaitingGitOps      = "AwaitingGitOps"      // GitFirst: the committed image has yet to reach the workload
 	ReasonDriftedFromGit      = "DriftedFromGit"      // GitFirst: the workload runs a version Git brought that may not start now

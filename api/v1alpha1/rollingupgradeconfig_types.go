@@ -409,7 +409,7 @@ const (
 )
 
 // RolloutResult is the outcome of one rollout in the version history.
-// +kubebuilder:validation:Enum=Healthy;RolledBack;Abandoned;Withdrawn
+// +kubebuilder:validation:Enum=Healthy;RolledBack;Abandoned;Withdrawn;Rejected;Retried
 type RolloutResult string
 
 const (
@@ -424,6 +424,12 @@ const (
 	// reach the workload within the apply timeout, so the commit was undone; it was not judged and
 	// is not on the failed list.
 	ResultWithdrawn RolloutResult = "Withdrawn"
+	// ResultRejected: a person rejected the version (rollgate.dev/reject); it went on the failed
+	// list without a rollout, or its rollout in flight was rolled back. AppliedAt is when.
+	ResultRejected RolloutResult = "Rejected"
+	// ResultRetried: a person took the version off the failed list (rollgate.dev/retry), so that
+	// it may roll out again. AppliedAt is when.
+	ResultRetried RolloutResult = "Retried"
 )
 
 // MaxFailedVersions is the number of failedVersions entries kept; see FailedVersionsDropped.
@@ -440,8 +446,14 @@ type VersionHistoryEntry struct {
 	Image string `json:"image"`
 	// AppliedAt is when the rollout started.
 	AppliedAt metav1.Time `json:"appliedAt"`
-	// Status is the outcome: Healthy, RolledBack, Abandoned or Withdrawn.
+	// Status is the outcome: Healthy, RolledBack, Abandoned or Withdrawn; or a person's act on
+	// the version, Rejected or Retried.
 	Status RolloutResult `json:"status"`
+	// RequestedBy is who approved the rollout (rollgate.dev/approved-by), or asked for the
+	// rejection or retry (rejected-by, retried-by), as the API server named them.
+	// +kubebuilder:validation:MaxLength=256
+	// +optional
+	RequestedBy string `json:"requestedBy,omitempty"`
 	// Reason says what the status alone does not, e.g. that a version set by hand replaced a newer
 	// one, which then went on the failed list.
 	// +kubebuilder:validation:MaxLength=256
@@ -525,6 +537,12 @@ type RollingUpgradeConfigStatus struct {
 	// +optional
 	NextWindow *metav1.Time `json:"nextWindow,omitempty"`
 
+	// Hold is the gate that holds the version: before its start (phase Pending, the version in
+	// targetVersion) or before its verdict (phase InProgress, a healthy version that soaks or
+	// waits for its analysis). Absent when no gate holds it.
+	// +optional
+	Hold *Hold `json:"hold,omitempty"`
+
 	// LastCheck is when the sources last gave a new answer: the first one, or another best
 	// eligible version (availableVersion). Reads that find the same answer leave the status as it
 	// is, so that a settled config costs no writes.
@@ -560,6 +578,18 @@ type RollingUpgradeConfigStatus struct {
 	// on; a different value resets the circuit breaker once.
 	// +optional
 	LastCircuitReset string `json:"lastCircuitReset,omitempty"`
+
+	// LastReject is the last value of the rollgate.dev/reject annotation that was acted on; a
+	// different value rejects that version once.
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	LastReject string `json:"lastReject,omitempty"`
+
+	// LastRetry is the last value of the rollgate.dev/retry annotation that was acted on; a
+	// different value takes that version off the failed list once.
+	// +kubebuilder:validation:MaxLength=128
+	// +optional
+	LastRetry string `json:"lastRetry,omitempty"`
 
 	// GitWriteBack is what was last written to Git (spec.gitWriteBack); the GitWriteBack
 	// condition says whether Git agrees with this status.
@@ -607,8 +637,8 @@ type RollingUpgradeConfigStatus struct {
 // +kubebuilder:printcolumn:name="Circuit",type=boolean,JSONPath=`.status.circuitOpen`
 // +kubebuilder:printcolumn:name="Rollbacks",type=integer,JSONPath=`.status.rollbackCount`,priority=1
 // +kubebuilder:printcolumn:name="Next Window",type=string,JSONPath=`.status.nextWindow`
-// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`,priority=1
-// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`,priority=1
+// +kubebuilder:printcolumn:name="Ready",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].status`
+// +kubebuilder:printcolumn:name="Status",type=string,JSONPath=`.status.conditions[?(@.type=="Ready")].message`
 // +kubebuilder:printcolumn:name="Age",type=date,JSONPath=`.metadata.creationTimestamp`
 type RollingUpgradeConfig struct {
 	metav1.TypeMeta   `json:",inline"`

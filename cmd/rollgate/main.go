@@ -10,6 +10,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+
 	// Maintenance windows name IANA time zones; embed the database so that a minimal image works.
 	_ "time/tzdata"
 

@@ -18,8 +18,9 @@ import (
 	metricsserver "sigs.k8s.io/controller-runtime/pkg/metrics/server"
 
 	rollgatev1alpha1 "github.com/rollgate/rollgate/api/v1alpha1"
-	"github.com/rollgate/rollgate/controllers"
-	"github.com/rollgate/rollgate/controllers/gitwrite"
+	"github.com/rollgate/rollgate/internal/controller"
+	"github.com/rollgate/rollgate/internal/gitwrite"
+	"github.com/rollgate/rollgate/internal/kube"
 )
 
 // newScheme knows the built-in Kubernetes types and rollgate's own.
@@ -40,7 +41,7 @@ func newManager(ctx context.Context, cfg *rest.Config, o options) (ctrl.Manager,
 	}
 	// Workloads are all watched, and cached whole only while a config names them; of the
 	// ConfigMaps only the labelled ones, the signals, are cached, and pods not at all.
-	trim := controllers.NewCacheTrim()
+	trim := kube.NewCacheTrim()
 	cacheOpts := trim.CacheOptions()
 	if !o.Shard.Empty() {
 		// A shard sees only its own configs: every watch, index and controller works on them alone.
@@ -80,7 +81,7 @@ func newManager(ctx context.Context, cfg *rest.Config, o options) (ctrl.Manager,
 	if err != nil {
 		return nil, err
 	}
-	if err := controllers.Setup(ctx, mgr, controllers.Config{Controllers: o.Controllers, Clock: clock.RealClock{},
+	if err := controller.Setup(ctx, mgr, controller.Config{Controllers: o.Controllers, Clock: clock.RealClock{},
 		Tags: o.registry(), Shard: o.Shard, CacheTrim: trim, Metrics: prom, Concurrency: o.Concurrency, Calendars: o.Calendars}); err != nil {
 		return nil, fmt.Errorf("setting up the controllers: %w", err)
 	}

@@ -14,9 +14,10 @@ import (
 	"k8s.io/client-go/tools/clientcmd"
 	"sigs.k8s.io/controller-runtime/pkg/log/zap"
 
-	"github.com/rollgate/rollgate/controllers"
-	"github.com/rollgate/rollgate/controllers/gitwrite"
-	"github.com/rollgate/rollgate/controllers/registry"
+	"github.com/rollgate/rollgate/internal/controller"
+	"github.com/rollgate/rollgate/internal/gitwrite"
+	"github.com/rollgate/rollgate/internal/promquery"
+	"github.com/rollgate/rollgate/internal/registry"
 )
 
 // options are the manager's command-line settings.
@@ -40,7 +41,7 @@ type options struct {
 	RegistryAllow           registry.AddressPolicy
 	GitAllow                registry.AddressPolicy
 	GitMaxBytes             int64
-	Prometheus              controllers.PrometheusOptions
+	Prometheus              promquery.Options
 	Calendars               bool
 	zap                     zap.Options
 }
@@ -50,6 +51,32 @@ type options struct {
 func parseOptions(args []string) (options, error) {
 	var o options
 	fs := flag.NewFlagSet("rollgate", flag.ContinueOnError)
+	raw := bindFlags(fs, &o)
+	if err := fs.Parse(args); err != nil {
+		return options{}, err
+	}
+	if *raw.showVersion {
+		return options{}, errVersion
+	}
+	if fs.NArg() > 0 {
+		return options{}, fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
+	}
+	if err := o.complete(raw); err != nil {
+		return options{}, err
+	}
+	return o, nil
+}
+
+// rawFlags are the flags that are read into their option only once parsed (complete).
+type rawFlags struct {
+	namespaces, shard, controllers, registryAllow, gitAllow string
+	kubeAPIQPS                                              float64
+	showVersion                                             *bool
+}
+
+// bindFlags defines the manager's flags on fs, into o or the raw flags it returns.
+func bindFlags(fs *flag.FlagSet, o *options) *rawFlags {
+	raw := &rawFlags{}
 	fs.StringVar(&o.Kubeconfig, "kubeconfig", "",
 		"Path to a kubeconfig. Default: $KUBECONFIG, then the in-cluster service account, then ~/.kube/config.")
 	fs.StringVar(&o.MetricsAddr, "metrics-bind-address", ":8080",
@@ -67,24 +94,20 @@ func parseOptions(args []string) (options, error) {
 		"Name of the Lease used for leader election.")
 	fs.StringVar(&o.LeaderElectionNamespace, "leader-election-namespace", "",
 		"Namespace of the leader election Lease. Default: the manager's own namespace when in the cluster.")
-	var namespaces string
-	fs.StringVar(&namespaces, "namespace", "",
+	fs.StringVar(&raw.namespaces, "namespace", "",
 		"Comma-separated namespaces to watch. Default: all namespaces.")
-	var shard string
-	fs.StringVar(&shard, "watch-label-selector", "",
+	fs.StringVar(&raw.shard, "watch-label-selector", "",
 		"Serve only the RollingUpgradeConfigs and ApplicationVersions whose labels match this selector, e.g. "+
 			"sharding.rollgate.dev/key=shard1 (one shard of several managers; give each its own --leader-election-id) "+
 			"or !sharding.rollgate.dev/key (the manager for everything not in a shard). Default: all.")
-	controllersFlag := strings.Join(controllers.AllControllers, ",")
-	fs.StringVar(&controllersFlag, "controllers", controllersFlag,
+	fs.StringVar(&raw.controllers, "controllers", strings.Join(controller.AllControllers, ","),
 		"Comma-separated controllers to run: rollout (the engine), renderer (annotation to workload image), "+
 			"applicationversion (ApplicationVersion status), gitwriteback (outcomes written to Git).")
 	fs.IntVar(&o.Concurrency, "concurrency", 4,
 		"Configs each controller reconciles at once: one slow config (a registry that does not answer) holds one worker, not all.")
 	fs.DurationVar(&o.ReconcileTimeout, "reconcile-timeout", time.Minute,
 		"Longest a single reconcile may take before its context is cancelled; it is retried with backoff.")
-	var kubeAPIQPS float64
-	fs.Float64Var(&kubeAPIQPS, "kube-api-qps", 50,
+	fs.Float64Var(&raw.kubeAPIQPS, "kube-api-qps", 50,
 		"Requests per second the manager may send to the Kubernetes API on average (client-side limit; the API server's "+
 			"priority and fairness still applies).")
 	fs.IntVar(&o.KubeAPIBurst, "kube-api-burst", 300,
@@ -92,13 +115,11 @@ func parseOptions(args []string) (options, error) {
 			"start in one maintenance window.")
 	fs.Float64Var(&o.RegistryQPS, "registry-qps", registry.DefaultRequestsPerSecond,
 		"Requests per second the manager makes to one registry host (a token bucket with a burst of as many).")
-	var registryAllow string
-	fs.StringVar(&registryAllow, "registry-allow", "",
+	fs.StringVar(&raw.registryAllow, "registry-allow", "",
 		"Comma-separated CIDRs, addresses or host names the manager may list tags from although they are "+
 			"loopback, link-local or a cloud metadata service, which are refused by default (e.g. 127.0.0.1 for a "+
 			"registry in a sidecar); a host name also lets a proxy resolve it.")
-	var gitAllow string
-	fs.StringVar(&gitAllow, "git-allow", "",
+	fs.StringVar(&raw.gitAllow, "git-allow", "",
 		"Comma-separated CIDRs, addresses or host names the manager may write Git repositories to although they are "+
 			"loopback, link-local or a cloud metadata service, which are refused by default (spec.url of a GitWriteBack).")
 	fs.Int64Var(&o.GitMaxBytes, "git-max-bytes", gitwrite.DefaultMaxResponseBytes,
@@ -120,58 +141,53 @@ func parseOptions(args []string) (options, error) {
 		"Longest one analysis query may take; a query that times out counts as an error, not a failure.")
 	o.zap = zap.Options{Development: false}
 	o.zap.BindFlags(fs)
-	showVersion := fs.Bool("version", false, "Print the version, commit, its date and the Go release, and exit.")
+	raw.showVersion = fs.Bool("version", false, "Print the version, commit, its date and the Go release, and exit.")
+	return raw
+}
 
-	err := fs.Parse(args)
-	if err != nil {
-		return options{}, err
+// complete reads the raw flags into o, and checks every value.
+func (o *options) complete(raw *rawFlags) error {
+	o.Namespaces = splitList(raw.namespaces)
+	var err error
+	if o.Shard, err = labels.Parse(raw.shard); err != nil {
+		return fmt.Errorf("--watch-label-selector: %w", err)
 	}
-	if *showVersion {
-		return options{}, errVersion
-	}
-	if fs.NArg() > 0 {
-		return options{}, fmt.Errorf("unexpected argument %q (see --help)", fs.Arg(0))
-	}
-	o.Namespaces = splitList(namespaces)
-	if o.Shard, err = labels.Parse(shard); err != nil {
-		return options{}, fmt.Errorf("--watch-label-selector: %w", err)
-	}
-	o.Controllers = splitList(controllersFlag)
+	o.Controllers = splitList(raw.controllers)
 	for _, c := range o.Controllers {
-		if !slices.Contains(controllers.AllControllers, c) {
-			return options{}, fmt.Errorf("--controllers: unknown controller %q (known: %s)", c, strings.Join(controllers.AllControllers, ", "))
+		if !slices.Contains(controller.AllControllers, c) {
+			return fmt.Errorf("--controllers: unknown controller %q (known: %s)", c, strings.Join(controller.AllControllers, ", "))
 		}
 	}
 	if o.Concurrency < 1 {
-		return options{}, fmt.Errorf("--concurrency must be at least 1, not %d", o.Concurrency)
+		return fmt.Errorf("--concurrency must be at least 1, not %d", o.Concurrency)
 	}
-	if o.KubeAPIQPS = float32(kubeAPIQPS); o.KubeAPIQPS <= 0 || o.KubeAPIBurst < 1 {
-		return options{}, fmt.Errorf("--kube-api-qps and --kube-api-burst must be positive, not %v and %d", kubeAPIQPS, o.KubeAPIBurst)
+	if o.KubeAPIQPS = float32(raw.kubeAPIQPS); o.KubeAPIQPS <= 0 || o.KubeAPIBurst < 1 {
+		return fmt.Errorf("--kube-api-qps and --kube-api-burst must be positive, not %v and %d", raw.kubeAPIQPS, o.KubeAPIBurst)
 	}
 	if o.GitMaxBytes < 1<<20 {
-		return options{}, fmt.Errorf("--git-max-bytes must be at least 1 MiB (1048576), not %d", o.GitMaxBytes)
+		return fmt.Errorf("--git-max-bytes must be at least 1 MiB (1048576), not %d", o.GitMaxBytes)
 	}
 	if o.RegistryQPS <= 0 {
-		return options{}, fmt.Errorf("--registry-qps must be positive, not %v", o.RegistryQPS)
+		return fmt.Errorf("--registry-qps must be positive, not %v", o.RegistryQPS)
 	}
-	if o.RegistryAllow, err = registry.ParseAllowList(splitList(registryAllow)); err != nil {
-		return options{}, fmt.Errorf("--registry-allow: %w", err)
+	if o.RegistryAllow, err = registry.ParseAllowList(splitList(raw.registryAllow)); err != nil {
+		return fmt.Errorf("--registry-allow: %w", err)
 	}
-	if o.GitAllow, err = registry.ParseAllowList(splitList(gitAllow)); err != nil {
-		return options{}, fmt.Errorf("--git-allow: %w", err)
+	if o.GitAllow, err = registry.ParseAllowList(splitList(raw.gitAllow)); err != nil {
+		return fmt.Errorf("--git-allow: %w", err)
 	}
 	o.GitAllow = o.GitAllow.RefusedWith(errGitAddressRefused)
 	if o.ReconcileTimeout <= 0 {
-		return options{}, fmt.Errorf("--reconcile-timeout must be positive, not %s", o.ReconcileTimeout)
+		return fmt.Errorf("--reconcile-timeout must be positive, not %s", o.ReconcileTimeout)
 	}
 	if o.Prometheus.Timeout <= 0 || o.Prometheus.Timeout >= o.ReconcileTimeout {
 		// A query cut off by the reconcile's deadline would record nothing, not even an error.
-		return options{}, fmt.Errorf("--prometheus-timeout must be positive and below --reconcile-timeout (%s), not %s", o.ReconcileTimeout, o.Prometheus.Timeout)
+		return fmt.Errorf("--prometheus-timeout must be positive and below --reconcile-timeout (%s), not %s", o.ReconcileTimeout, o.Prometheus.Timeout)
 	}
 	if o.LeaderElect && o.LeaderElectionID == "" {
-		return options{}, errors.New("--leader-election-id must not be empty when --leader-elect is on")
+		return errors.New("--leader-election-id must not be empty when --leader-elect is on")
 	}
-	return o, nil
+	return nil
 }
 
 func splitList(s string) []string {
@@ -211,11 +227,11 @@ func (o options) registry() registry.Remote {
 }
 
 // prometheus is the Prometheus of spec.analysis, or nil without --prometheus-url.
-func (o options) prometheus() (controllers.MetricQuerier, error) {
+func (o options) prometheus() (promquery.Querier, error) {
 	if o.Prometheus.URL == "" {
 		return nil, nil
 	}
-	p, err := controllers.NewPrometheus(o.Prometheus)
+	p, err := promquery.New(o.Prometheus)
 	if err != nil {
 		return nil, fmt.Errorf("--prometheus-url: %w", err)
 	}

@@ -13,7 +13,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
-	"github.com/rollgate/rollgate/renovate"
+	"github.com/rollgate/rollgate/internal/renovate"
 )
 
 // renovateFieldManager owns the fields `rollgate renovate import` writes.
@@ -44,17 +44,9 @@ func runRenovate(ctx context.Context, args []string, out io.Writer) error {
 	if *reportPath == "" || fs.NArg() > 0 {
 		return errors.New(renovateUsage)
 	}
-	f, err := os.Open(*reportPath)
+	report, err := readReport(*reportPath, out)
 	if err != nil {
 		return err
-	}
-	defer f.Close()
-	report, err := renovate.Parse(f)
-	if err != nil {
-		return fmt.Errorf("%s: %w; nothing was changed", *reportPath, err)
-	}
-	for _, p := range report.AllProblems() {
-		fmt.Fprintln(out, "renovate reported a problem:", p)
 	}
 
 	cfg, err := options{Kubeconfig: *kubeconfig}.restConfig()
@@ -65,20 +57,11 @@ func runRenovate(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	var configs v1alpha1.RollingUpgradeConfigList
-	var versions v1alpha1.ApplicationVersionList
-	if err := c.List(ctx, &configs, client.InNamespace(*namespace)); err != nil {
-		return fmt.Errorf("listing RollingUpgradeConfigs: %w", err)
+	configs, existing, err := listForImport(ctx, c, *namespace)
+	if err != nil {
+		return err
 	}
-	if err := c.List(ctx, &versions, client.InNamespace(*namespace)); err != nil {
-		return fmt.Errorf("listing ApplicationVersions: %w", err)
-	}
-	existing := map[string]string{}
-	for _, av := range versions.Items {
-		existing[av.Namespace+"/"+av.Name] = av.Spec.Version
-	}
-
-	changes, skipped := renovate.Plan(report.Dependencies(), configs.Items, existing)
+	changes, skipped := renovate.Plan(report.Dependencies(), configs, existing)
 	for _, s := range skipped {
 		fmt.Fprintln(out, "skipped:", s)
 	}
@@ -117,4 +100,39 @@ func applyVersion(ctx context.Context, c client.Client, ch renovate.Change) erro
 		"spec":       spec,
 	}}
 	return c.Apply(ctx, client.ApplyConfigurationFromUnstructured(u), client.FieldOwner(renovateFieldManager), client.ForceOwnership)
+}
+
+// listForImport reads the configs an import may announce versions to, and the versions their
+// ApplicationVersions announce now, by namespace/name.
+func listForImport(ctx context.Context, c client.Client, namespace string) ([]v1alpha1.RollingUpgradeConfig, map[string]string, error) {
+	var configs v1alpha1.RollingUpgradeConfigList
+	var versions v1alpha1.ApplicationVersionList
+	if err := c.List(ctx, &configs, client.InNamespace(namespace)); err != nil {
+		return nil, nil, fmt.Errorf("listing RollingUpgradeConfigs: %w", err)
+	}
+	if err := c.List(ctx, &versions, client.InNamespace(namespace)); err != nil {
+		return nil, nil, fmt.Errorf("listing ApplicationVersions: %w", err)
+	}
+	existing := map[string]string{}
+	for _, av := range versions.Items {
+		existing[av.Namespace+"/"+av.Name] = av.Spec.Version
+	}
+	return configs.Items, existing, nil
+}
+
+// readReport reads Renovate's report at path, and prints the problems Renovate reported in it.
+func readReport(path string, out io.Writer) (*renovate.Report, error) {
+	f, err := os.Open(path) //nolint:gosec // the report the person running the command names
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	report, err := renovate.Parse(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w; nothing was changed", path, err)
+	}
+	for _, p := range report.AllProblems() {
+		fmt.Fprintln(out, "renovate reported a problem:", p)
+	}
+	return report, nil
 }

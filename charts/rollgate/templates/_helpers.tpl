@@ -1,11 +1,12 @@
-{{/* The prefix of every name: "rollgate" for a release of that name, as config/default has it. */}}
+{{/* The prefix of every name: "rollgate" for a release of that name, as config/default has it; 35
+characters at most, so that the longest name made of it (-leader-election-rolebinding) fits 63. */}}
 {{- define "rollgate.fullname" -}}
 {{- if .Values.fullnameOverride -}}
-{{- .Values.fullnameOverride | trunc 40 | trimSuffix "-" -}}
+{{- .Values.fullnameOverride | trunc 35 | trimSuffix "-" -}}
 {{- else if contains .Chart.Name .Release.Name -}}
-{{- .Release.Name | trunc 40 | trimSuffix "-" -}}
+{{- .Release.Name | trunc 35 | trimSuffix "-" -}}
 {{- else -}}
-{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 40 | trimSuffix "-" -}}
+{{- printf "%s-%s" .Release.Name .Chart.Name | trunc 35 | trimSuffix "-" -}}
 {{- end -}}
 {{- end -}}
 

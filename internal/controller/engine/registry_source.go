@@ -1,0 +1,163 @@
+package engine
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	k8schain "github.com/google/go-containerregistry/pkg/authn/kubernetes"
+	corev1 "k8s.io/api/core/v1"
+	apierrors "k8s.io/apimachinery/pkg/api/errors"
+	"sigs.k8s.io/controller-runtime/pkg/client"
+	logf "sigs.k8s.io/controller-runtime/pkg/log"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/internal/registry"
+	"github.com/rollgate/rollgate/internal/rollout"
+)
+
+// registrySource reads the tags of spec.image through the shared cache, with the credentials the
+// workload's pods would pull with: its imagePullSecrets and those of its service account. Secrets
+// and service accounts are read uncached; the manager does not watch them.
+type registrySource struct {
+	cache  *registry.Cache
+	reader client.Reader
+}
+
+// candidates lists the tags and says when to look again.
+func (s registrySource) candidates(ctx context.Context, ruc *v1alpha1.RollingUpgradeConfig, pod *corev1.PodSpec,
+	src v1alpha1.RegistrySource, now time.Time) ([]rollout.Candidate, *rollout.Problem, time.Duration, error) {
+	keychain, secrets, err := s.keychain(ctx, ruc.Namespace, pod)
+	if err != nil {
+		return nil, nil, 0, err
+	}
+	interval := v1alpha1.DefaultRegistryInterval
+	if src.Interval != nil {
+		interval = src.Interval.Duration
+	}
+	// Listings are shared by repository; credentials are part of the key, so that no config sees
+	// tags through another namespace's secrets.
+	key := ruc.Spec.Image
+	if len(secrets) > 0 {
+		key += "|" + ruc.Namespace + "/" + strings.Join(secrets, ",")
+	}
+	res := s.cache.Tags(ctx, key, ruc.Spec.Image, interval, keychain)
+	poll := max(res.Next.Sub(now), time.Second)
+	if res.Err != nil {
+		// The message says what failed in rollgate's words; the registry's own are for the log.
+		logf.FromContext(ctx).V(1).Info("listing registry tags failed", "image", ruc.Spec.Image, "detail", errors.Unwrap(res.Err))
+		return nil, &rollout.Problem{Reason: v1alpha1.EventRegistryUnavailable,
+			Message: fmt.Sprintf("listing the tags of %s: %v", ruc.Spec.Image, res.Err)}, poll, nil
+	}
+	out := make([]rollout.Candidate, 0, len(res.Tags))
+	for _, t := range res.Tags {
+		out = append(out, rollout.Candidate{Tag: t, Source: "registry"})
+	}
+	return out, nil, poll, nil
+}
+
+// lookUp asks the registry for the digest of img with the workload's pull credentials. The
+// answer's problem is in rollgate's words (registry.Error): the registry's own are for the log.
+func (s registrySource) lookUp(ctx context.Context, ruc *v1alpha1.RollingUpgradeConfig, pod *corev1.PodSpec, img string) *rollout.ImageLookup {
+	l := &rollout.ImageLookup{Image: img}
+	resolver, keychain, problem := clientFor[registry.DigestResolver](ctx, s, ruc, pod)
+	if problem != "" {
+		l.Problem = problem
+		return l
+	}
+	var err error
+	l.Digest, err = resolver.Digest(ctx, img, keychain)
+	switch {
+	case errors.Is(err, registry.ErrImageNotFound):
+		l.NotFound = true
+	case err != nil:
+		logf.FromContext(ctx).V(1).Info("looking up an image failed", "image", img, "detail", errors.Unwrap(err))
+		l.Problem = err.Error()
+	}
+	return l
+}
+
+// created reads the build times of the config's images of tags, with the workload's pull
+// credentials (read once for all of them).
+func (s registrySource) created(ctx context.Context, ruc *v1alpha1.RollingUpgradeConfig, pod *corev1.PodSpec, tags []string) map[string]rollout.CreatedAnswer {
+	out := make(map[string]rollout.CreatedAnswer, len(tags))
+	reader, keychain, problem := clientFor[registry.CreationReader](ctx, s, ruc, pod)
+	for _, tag := range tags {
+		if problem != "" {
+			out[tag] = rollout.CreatedAnswer{Problem: problem}
+			continue
+		}
+		img := ruc.Spec.Image + ":" + tag
+		at, err := reader.Created(ctx, img, keychain)
+		if err != nil {
+			logf.FromContext(ctx).V(1).Info("reading the build time of an image failed", "image", img, "detail", errors.Unwrap(err))
+			out[tag] = rollout.CreatedAnswer{Problem: err.Error()}
+			continue
+		}
+		out[tag] = rollout.CreatedAnswer{At: at}
+	}
+	return out
+}
+
+// clientFor is the manager's registry client as a C, with the workload's pull credentials, or
+// why there are none.
+func clientFor[C any](ctx context.Context, s registrySource, ruc *v1alpha1.RollingUpgradeConfig, pod *corev1.PodSpec) (C, authn.Keychain, string) {
+	var c C
+	ok := false
+	if s.cache != nil {
+		c, ok = s.cache.Lister.(C)
+	}
+	if !ok {
+		return c, nil, "the manager's registry client cannot look images up"
+	}
+	keychain, _, err := s.keychain(ctx, ruc.Namespace, pod)
+	if err != nil {
+		return c, nil, "reading the workload's pull secrets: " + err.Error()
+	}
+	return c, keychain, ""
+}
+
+// keychain gathers the pull secrets of the pod spec and its service account.
+func (s registrySource) keychain(ctx context.Context, namespace string, pod *corev1.PodSpec) (authn.Keychain, []string, error) {
+	var names []string
+	if pod != nil {
+		for _, r := range pod.ImagePullSecrets {
+			names = append(names, r.Name)
+		}
+		saName := pod.ServiceAccountName
+		if saName == "" {
+			saName = "default"
+		}
+		var sa corev1.ServiceAccount
+		switch err := s.reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: saName}, &sa); {
+		case err == nil:
+			for _, r := range sa.ImagePullSecrets {
+				names = append(names, r.Name)
+			}
+		case !apierrors.IsNotFound(err):
+			return nil, nil, err
+		}
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	var secrets []corev1.Secret
+	for _, n := range names {
+		var sec corev1.Secret
+		if err := s.reader.Get(ctx, client.ObjectKey{Namespace: namespace, Name: n}, &sec); err != nil {
+			if apierrors.IsNotFound(err) {
+				continue // the kubelet skips a missing pull secret too
+			}
+			return nil, nil, err
+		}
+		secrets = append(secrets, sec)
+	}
+	if len(secrets) == 0 {
+		return authn.NewMultiKeychain(), nil, nil // anonymous
+	}
+	kc, err := k8schain.NewFromPullSecrets(ctx, secrets)
+	return kc, names, err
+}
