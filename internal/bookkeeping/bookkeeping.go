@@ -171,16 +171,30 @@ func lastIs(st *v1alpha1.RollingUpgradeConfigStatus, version string, appliedAt m
 	return ok && v == version && r == result
 }
 
-// Recorded is what the newest history entry says of the rollout started at appliedAt: its version
-// and result. ok is false when that entry is of another rollout (or there is none): the rollout has
-// no record yet.
+// Recorded is what the history's newest rollout entry (LastRollout) says of the rollout started
+// at appliedAt: its version and result. ok is false when that entry is of another rollout (or there
+// is none): the rollout has no record yet.
 func Recorded(st *v1alpha1.RollingUpgradeConfigStatus, appliedAt time.Time) (version string, result v1alpha1.RolloutResult, ok bool) {
-	n := len(st.VersionHistory)
-	if n == 0 || !st.VersionHistory[n-1].AppliedAt.Time.Equal(appliedAt) {
+	e := LastRollout(st)
+	if e == nil || !e.AppliedAt.Time.Equal(appliedAt) {
 		return "", "", false
 	}
-	e := st.VersionHistory[n-1]
 	return e.Version, e.Status, true
+}
+
+// LastRollout is the history's newest entry of a rollout, or nil. It passes over the entries of
+// requests (Rejected, Retried): they are no verdict on a rollout, and one written in the second a
+// rollout started would otherwise read as that rollout's record, as the history keys rollouts by
+// that second.
+func LastRollout(st *v1alpha1.RollingUpgradeConfigStatus) *v1alpha1.VersionHistoryEntry {
+	for i := len(st.VersionHistory) - 1; i >= 0; i-- {
+		switch e := &st.VersionHistory[i]; e.Status {
+		case v1alpha1.ResultRejected, v1alpha1.ResultRetried:
+		default:
+			return e
+		}
+	}
+	return nil
 }
 
 // ResetCircuit closes the circuit after a human asked for it. Failed versions stay failed.

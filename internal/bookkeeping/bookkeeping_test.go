@@ -196,3 +196,46 @@ func TestRejectAndRetry(t *testing.T) {
 		t.Errorf("status (-want +got):\n%s", diff)
 	}
 }
+
+// A request (a rejection or a retry) is no verdict on a rollout, even when it was recorded in the
+// second the rollout started: the history keys verdicts by that second.
+func TestRecordedPassesOverRequests(t *testing.T) {
+	t1 := metav1.NewTime(t0.Add(time.Hour))
+	healthy := v1alpha1.VersionHistoryEntry{Version: "1.1.0", Image: "r/app:1.1.0", AppliedAt: t0, Status: v1alpha1.ResultHealthy}
+	retried := v1alpha1.VersionHistoryEntry{Version: "1.2.0", Image: "r/app:1.2.0", AppliedAt: t1, Status: v1alpha1.ResultRetried}
+	rejected := v1alpha1.VersionHistoryEntry{Version: "1.2.0", Image: "r/app:1.2.0", AppliedAt: t1, Status: v1alpha1.ResultRejected}
+	rolledBack := v1alpha1.VersionHistoryEntry{Version: "1.2.0", Image: "r/app:1.2.0", AppliedAt: t1, Status: v1alpha1.ResultRolledBack}
+	type recorded struct {
+		Version string
+		Result  v1alpha1.RolloutResult
+		OK      bool
+	}
+	for _, tc := range []struct {
+		name    string
+		history []v1alpha1.VersionHistoryEntry
+		started metav1.Time
+		want    recorded
+	}{
+		{name: "a retry recorded in the second its rollout started is no verdict",
+			history: []v1alpha1.VersionHistoryEntry{healthy, retried}, started: t1},
+		{name: "a rejection recorded in the second its rollout started is no verdict",
+			history: []v1alpha1.VersionHistoryEntry{healthy, rejected}, started: t1},
+		{name: "the verdict before a retry is still the verdict of its rollout",
+			history: []v1alpha1.VersionHistoryEntry{healthy, retried}, started: t0,
+			want: recorded{Version: "1.1.0", Result: v1alpha1.ResultHealthy, OK: true}},
+		{name: "a verdict after a request is the verdict",
+			history: []v1alpha1.VersionHistoryEntry{healthy, retried, rolledBack}, started: t1,
+			want: recorded{Version: "1.2.0", Result: v1alpha1.ResultRolledBack, OK: true}},
+		{name: "only requests: no rollout recorded",
+			history: []v1alpha1.VersionHistoryEntry{rejected, retried}, started: t1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			st := v1alpha1.RollingUpgradeConfigStatus{VersionHistory: tc.history}
+			var got recorded
+			got.Version, got.Result, got.OK = Recorded(&st, tc.started.Time)
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("Recorded (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

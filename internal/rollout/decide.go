@@ -231,10 +231,10 @@ func (d *Decision) rest() {
 
 // restingPhase is the phase when nothing is in flight.
 func restingPhase(st *v1alpha1.RollingUpgradeConfigStatus) v1alpha1.Phase {
-	switch n := len(st.VersionHistory); {
+	switch last := bookkeeping.LastRollout(st); {
 	case st.CircuitOpen:
 		return v1alpha1.PhaseFailed
-	case n > 0 && st.VersionHistory[n-1].Status == v1alpha1.ResultHealthy:
+	case last != nil && last.Status == v1alpha1.ResultHealthy:
 		return v1alpha1.PhaseCompleted
 	}
 	return v1alpha1.PhaseIdle

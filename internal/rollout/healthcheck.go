@@ -82,8 +82,7 @@ func healthCheck(d *Decision, in Input) {
 	}
 	ver := image.Version(a.TargetImage)
 	switch {
-	case rejectedInFlight(st, ver) && (recordedVerdict(st, ver, started) == "" || recordedVerdict(st, ver, started) == v1alpha1.ResultRejected):
-		// (The rejection's own entry reads as the verdict when it came in the second the rollout started.)
+	case rejectedInFlight(st, ver) && recordedVerdict(st, ver, started) == "":
 		// A person rejected it mid-check: no verdict, the renderer returns to the current image.
 		d.end(OutcomeAbandoned, a.TargetImage, started)
 		rollBackTo(d, in)

@@ -1,6 +1,7 @@
 package rollout
 
 import (
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -36,6 +37,7 @@ func TestRejectAndRetryRequests(t *testing.T) {
 		return annotated(v1alpha1.RetryAnnotation, v, v1alpha1.RetriedByAnnotation, "carol")
 	}
 	rejected110 := []v1alpha1.VersionHistoryEntry{{Version: "1.1.0", Image: repo + ":1.1.0", AppliedAt: at, Status: v1alpha1.ResultRejected, RequestedBy: "alice"}}
+	retried110 := []v1alpha1.VersionHistoryEntry{{Version: "1.1.0", Image: repo + ":1.1.0", AppliedAt: at, Status: v1alpha1.ResultRetried, RequestedBy: "carol"}}
 	healthy110 := []v1alpha1.VersionHistoryEntry{{Version: "1.1.0", Image: repo + ":1.1.0", AppliedAt: metav1.NewTime(now.Add(-time.Minute)), Status: v1alpha1.ResultHealthy}}
 	type want struct {
 		step        string   // the update-phase annotation the decision writes
@@ -98,6 +100,13 @@ func TestRejectAndRetryRequests(t *testing.T) {
 			}),
 			workload: "1.1.0",
 			want:     want{step: StepRollingBack, failed: []string{"1.1.0"}, history: rejected110}},
+		{name: "a retry recorded in the second its rollout started is no verdict: the rollout is judged",
+			cfg: config(current("1.0.0"), inFlight(StepHealthCheck, repo+":1.1.0", now), retrying("1.1.0"), func(c *v1alpha1.RollingUpgradeConfig) {
+				c.Status.TargetVersion, c.Status.LastRetry, c.Status.VersionHistory = "1.1.0", "1.1.0", retried110
+			}),
+			workload: "1.1.0",
+			want: want{lastRetry: "1.1.0", events: v1alpha1.EventUpdateComplete, targetImage: repo + ":1.1.0",
+				history: append(slices.Clone(retried110), v1alpha1.VersionHistoryEntry{Version: "1.1.0", Image: repo + ":1.1.0", AppliedAt: at, Status: v1alpha1.ResultHealthy})}},
 		{name: "a value that is no tag names no version",
 			cfg: config(current("1.0.0"), rejecting("1.2.0; drop table")), candidates: []string{"1.0.0"}, workload: "1.0.0",
 			want: want{lastReject: "1.2.0; drop table", events: v1alpha1.EventRequestIgnored, warningHas: "is no image tag"}},
@@ -142,6 +151,31 @@ func TestRejectAndRetryRequests(t *testing.T) {
 			}
 			if diff := cmp.Diff(tc.want, got, cmp.AllowUnexported(want{})); diff != "" {
 				t.Errorf("(-want +got):\n%s\nwarning: %s", diff, warning)
+			}
+		})
+	}
+}
+
+// A request is no rollout: the config rests as its last rollout left it.
+func TestRestingPhasePassesOverRequests(t *testing.T) {
+	at := metav1.NewTime(now)
+	healthy := v1alpha1.VersionHistoryEntry{Version: "1.1.0", AppliedAt: at, Status: v1alpha1.ResultHealthy}
+	rolledBack := v1alpha1.VersionHistoryEntry{Version: "1.2.0", AppliedAt: at, Status: v1alpha1.ResultRolledBack}
+	rejected := v1alpha1.VersionHistoryEntry{Version: "1.3.0", AppliedAt: at, Status: v1alpha1.ResultRejected}
+	retried := v1alpha1.VersionHistoryEntry{Version: "1.2.0", AppliedAt: at, Status: v1alpha1.ResultRetried}
+	for _, tc := range []struct {
+		name    string
+		history []v1alpha1.VersionHistoryEntry
+		want    v1alpha1.Phase
+	}{
+		{name: "a rejection after a healthy rollout leaves it Completed", history: []v1alpha1.VersionHistoryEntry{healthy, rejected}, want: v1alpha1.PhaseCompleted},
+		{name: "a retry after a healthy rollout leaves it Completed", history: []v1alpha1.VersionHistoryEntry{healthy, retried}, want: v1alpha1.PhaseCompleted},
+		{name: "a retry after a rollback leaves it Idle", history: []v1alpha1.VersionHistoryEntry{healthy, rolledBack, retried}, want: v1alpha1.PhaseIdle},
+		{name: "requests alone leave it Idle", history: []v1alpha1.VersionHistoryEntry{rejected, retried}, want: v1alpha1.PhaseIdle},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := restingPhase(&v1alpha1.RollingUpgradeConfigStatus{VersionHistory: tc.history}); got != tc.want {
+				t.Errorf("restingPhase = %s, want %s", got, tc.want)
 			}
 		})
 	}
