@@ -184,21 +184,33 @@ func (m *rolloutMetrics) record(ruc *v1alpha1.RollingUpgradeConfig, d rollout.De
 	if t, ok := rollout.Deadline(ruc.Spec, d.Annotations, st.HealthCheck); s.active && ok {
 		s.deadline = float64(t.Unix())
 	}
-	s.outSince = 0
-	if ip := st.InPlace; ip != nil {
-		for _, p := range ip.Pods {
-			switch inplace.State(p.State) {
-			case inplace.StateDraining, inplace.StateChanging, inplace.StateFailed:
-				if p.Since != nil && (s.outSince == 0 || float64(p.Since.Unix()) < s.outSince) {
-					s.outSince = float64(p.Since.Unix())
-				}
-			}
-		}
-	}
-
+	s.outSince = oldestOutOfService(st.InPlace)
 	for _, p := range podUpgrades {
 		s.podUpgrades.observe(p.Seconds())
 	}
+	s.observeOutcome(d, now)
+}
+
+// oldestOutOfService is when the pod out of service longest (draining, changing or failed) left
+// service, in Unix seconds, or 0.
+func oldestOutOfService(ip *v1alpha1.InPlaceStatus) float64 {
+	if ip == nil {
+		return 0
+	}
+	var since float64
+	for _, p := range ip.Pods {
+		switch inplace.State(p.State) {
+		case inplace.StateDraining, inplace.StateChanging, inplace.StateFailed:
+			if p.Since != nil && (since == 0 || float64(p.Since.Unix()) < since) {
+				since = float64(p.Since.Unix())
+			}
+		}
+	}
+	return since
+}
+
+// observeOutcome counts the verdict a decision reached, if any, and how long its rollout took.
+func (s *configSeries) observeOutcome(d rollout.Decision, now time.Time) {
 	duration := &s.durationSuccess
 	switch d.Outcome {
 	case rollout.OutcomeHealthy:
