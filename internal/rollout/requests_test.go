@@ -168,7 +168,7 @@ func TestRestingPhasePassesOverRequests(t *testing.T) {
 		history []v1alpha1.VersionHistoryEntry
 		want    v1alpha1.Phase
 	}{
-		{name: "a rejection after a healthy rollout leaves it Completed", history: []v1alpha1.VersionHistoryEntry{healthy, rejected}, want: v1alpha1.PhaseCompleted},
+		{name: "a rejection of a version that never rolled out, after a healthy rollout, leaves it Completed", history: []v1alpha1.VersionHistoryEntry{healthy, rejected}, want: v1alpha1.PhaseCompleted},
 		{name: "a retry after a healthy rollout leaves it Completed", history: []v1alpha1.VersionHistoryEntry{healthy, retried}, want: v1alpha1.PhaseCompleted},
 		{name: "a retry after a rollback leaves it Idle", history: []v1alpha1.VersionHistoryEntry{healthy, rolledBack, retried}, want: v1alpha1.PhaseIdle},
 		{name: "requests alone leave it Idle", history: []v1alpha1.VersionHistoryEntry{rejected, retried}, want: v1alpha1.PhaseIdle},
@@ -178,5 +178,21 @@ func TestRestingPhasePassesOverRequests(t *testing.T) {
 				t.Errorf("restingPhase = %s, want %s", got, tc.want)
 			}
 		})
+	}
+}
+
+// A version rejected while it rolled out did not succeed: once the workload is back on the current
+// version, the config rests Idle, as after a failed check, never Completed.
+func TestARejectedRolloutRolledBackRestsIdle(t *testing.T) {
+	cfg := config(current("1.0.0"), inFlight(StepRollingBack, "", now.Add(-time.Minute)), failedList("1.1.0"), func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Status.Phase = v1alpha1.PhaseRollingBack
+		c.Status.VersionHistory = []v1alpha1.VersionHistoryEntry{
+			{Version: "1.0.0", Image: repo + ":1.0.0", AppliedAt: metav1.NewTime(now.Add(-time.Hour)), Status: v1alpha1.ResultHealthy},
+			{Version: "1.1.0", Image: repo + ":1.1.0", AppliedAt: metav1.NewTime(now.Add(-time.Minute)), Status: v1alpha1.ResultRejected, RequestedBy: "alice"},
+		}
+	})
+	d := Decide(Input{Now: now, Config: cfg, Workload: deploymentAt("1.0.0", healthy)})
+	if d.Status.Phase != v1alpha1.PhaseIdle || d.Annotations.Step != "" {
+		t.Errorf("phase %s, step %q; want Idle and no step (events %s)", d.Status.Phase, d.Annotations.Step, reasons(d.Events))
 	}
 }

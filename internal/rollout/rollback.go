@@ -75,8 +75,11 @@ func rolledBack(d *Decision, w *Workload) {
 	st := &d.Status
 	d.event(WriteAnnotations, corev1.EventTypeNormal, v1alpha1.EventRollbackComplete, "%s is healthy again on %s", w.Description, st.CurrentImage)
 	d.Annotations = Annotations{}
-	st.Phase = restingPhase(st)
+	// The rollout it undid did not succeed, whether it failed, was rejected or was taken back by
+	// hand: the config rests Idle (Failed with the circuit open), never Completed.
+	st.Phase = v1alpha1.PhaseIdle
 	if st.CircuitOpen {
+		st.Phase = v1alpha1.PhaseFailed
 		d.stalled(v1alpha1.EventCircuitOpen, "%s", circuitMessage(st, ""))
 		return
 	}
