@@ -76,6 +76,10 @@ const (
 	// given up its ownership of the workload's image.
 	Finalizer = "rollgate.dev/finalizer"
 
+	// RevisionAnnotation is written on the Events rollgate records: the version the event is
+	// about. Notifications carry it as their revision.
+	RevisionAnnotation = "rollgate.dev/revision"
+
 	// FieldManager is the server-side apply field manager of every write rollgate makes.
 	FieldManager = "rollgate"
 )

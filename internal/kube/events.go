@@ -38,6 +38,9 @@ type EventRecorder struct {
 	Retry time.Duration
 	// Flush bounds the sending of what is queued when the manager stops; 5s by default.
 	Flush time.Duration
+	// Tee, if set, is handed each event as it is recorded, to pass on (notifications); it must not
+	// block, nor change the event.
+	Tee func(*eventsv1.Event)
 
 	queue    chan *eventsv1.Event
 	instance string
@@ -67,6 +70,11 @@ func NewEventRecorder(client eventsclient.EventsGetter, scheme *runtime.Scheme, 
 // Eventf records an event about regarding (and related, if not nil). It does not block, but while
 // the manager stops: it then sends the event itself, for at most Flush.
 func (r *EventRecorder) Eventf(regarding, related runtime.Object, eventtype, reason, action, note string, args ...any) {
+	r.AnnotatedEventf(regarding, related, nil, eventtype, reason, action, note, args...)
+}
+
+// AnnotatedEventf is Eventf with annotations on the event (v1alpha1.RevisionAnnotation).
+func (r *EventRecorder) AnnotatedEventf(regarding, related runtime.Object, annotations map[string]string, eventtype, reason, action, note string, args ...any) {
 	ref, err := reference.GetReference(r.Scheme, regarding)
 	if err != nil {
 		eventLog.Error(err, "no reference to the object of an event", "reason", reason)
@@ -74,7 +82,8 @@ func (r *EventRecorder) Eventf(regarding, related runtime.Object, eventtype, rea
 	}
 	now := r.Clock.Now()
 	e := &eventsv1.Event{
-		ObjectMeta:          metav1.ObjectMeta{Name: util.GenerateEventName(ref.Name, now.UnixNano()), Namespace: ref.Namespace},
+		ObjectMeta: metav1.ObjectMeta{Name: util.GenerateEventName(ref.Name, now.UnixNano()), Namespace: ref.Namespace,
+			Annotations: annotations},
 		EventTime:           metav1.NewMicroTime(now),
 		ReportingController: r.Controller, ReportingInstance: r.instance,
 		Action: action, Reason: reason, Type: eventtype, Regarding: *ref,
@@ -88,6 +97,9 @@ func (r *EventRecorder) Eventf(regarding, related runtime.Object, eventtype, rea
 			eventLog.Error(err, "no reference to the related object of an event", "reason", reason)
 			return
 		}
+	}
+	if r.Tee != nil {
+		r.Tee(e)
 	}
 	r.mu.RLock()
 	if !r.stopped {
@@ -158,5 +170,12 @@ func (r *EventRecorder) send(ctx context.Context, e *eventsv1.Event) {
 	}
 }
 
+// AnnotatedRecorder records events with annotations too; the engine annotates each of its events
+// with the version it is about when its recorder is one.
+type AnnotatedRecorder interface {
+	events.EventRecorder
+	AnnotatedEventf(regarding, related runtime.Object, annotations map[string]string, eventtype, reason, action, note string, args ...any)
+}
+
 // The reconcilers take client-go's recorder interface.
-var _ events.EventRecorder = (*EventRecorder)(nil)
+var _ AnnotatedRecorder = (*EventRecorder)(nil)

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	eventsv1 "k8s.io/api/events/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 	"k8s.io/apimachinery/pkg/runtime"
@@ -141,4 +142,20 @@ func TestAnEventRecordedWhileTheManagerStopsIsSent(t *testing.T) {
 	if len(list.Items) != 1 {
 		t.Errorf("%d events sent after the recorder stopped, want 1", len(list.Items))
 	}
+}
+
+// The version an event is about is an annotation of the Event in the cluster, and the Event the
+// cluster gets is the one handed to the tee (notifications): one name, one message.
+func TestAnAnnotatedEventIsTeedAsSent(t *testing.T) {
+	r, clients, _ := newTestRecorder(t, func(int64) error { return nil })
+	teed := make(chan *eventsv1.Event, 1)
+	r.Tee = func(e *eventsv1.Event) { teed <- e }
+	start(t, r)
+	r.AnnotatedEventf(testConfig(), nil, map[string]string{v1alpha1.RevisionAnnotation: "1.2.0"}, corev1.EventTypeWarning,
+		v1alpha1.EventUpdateRollback, "Reconcile", "%s failed", "1.2.0")
+	e := <-teed
+	waitFor(t, "the event created", func() bool {
+		got, err := clients.EventsV1().Events("shop").Get(context.Background(), e.Name, metav1.GetOptions{})
+		return err == nil && got.Annotations[v1alpha1.RevisionAnnotation] == "1.2.0" && got.Note == e.Note && got.Note == "1.2.0 failed"
+	})
 }

@@ -36,6 +36,9 @@ type Event struct {
 	Reason  string
 	Message string
 	After   Write
+	// Version is the version the event is about (a notification's revision): the one held,
+	// started, judged or asked for, or, when the event is about none, the one that runs.
+	Version string
 }
 
 // Outcome says what a decision did to the rollout in flight. It is the one place the end of a
@@ -107,8 +110,19 @@ func (d *Decision) lookWithin(after time.Duration) {
 	}
 }
 
+// event is about the version in flight or held, if any, otherwise the one that runs.
 func (d *Decision) event(after Write, typ, reason, format string, args ...any) {
-	d.Events = append(d.Events, Event{typ, reason, Bounded(fmt.Sprintf(format, args...)), after})
+	ver := d.Status.TargetVersion
+	if ver == "" {
+		ver = d.Status.CurrentVersion
+	}
+	d.eventAbout(ver, after, typ, reason, format, args...)
+}
+
+// eventAbout is an event about ver, where the decision tells of another version besides the one
+// in flight (one seen, asked for, or started in the place of another).
+func (d *Decision) eventAbout(ver string, after Write, typ, reason, format string, args ...any) {
+	d.Events = append(d.Events, Event{Type: typ, Reason: reason, Message: Bounded(fmt.Sprintf(format, args...)), After: after, Version: ver})
 }
 
 func (d *Decision) setCondition(typ string, status metav1.ConditionStatus, reason, msg string) {

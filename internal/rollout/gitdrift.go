@@ -160,11 +160,11 @@ func fromGit(d *Decision, in Input, w *Workload) bool {
 		_, opened = bookkeeping.Rollback(st, ver, img, "brought back through Git: "+ref.Path+" changed under rollgate",
 			metav1.NewTime(in.Now.UTC().Truncate(time.Second)), in.Config.Spec.MaxRollbacks)
 	}
-	d.event(WriteAnnotations, corev1.EventTypeWarning, v1alpha1.EventFailedVersionFromGit,
+	d.eventAbout(ver, WriteAnnotations, corev1.EventTypeWarning, v1alpha1.EventFailedVersionFromGit,
 		"%s runs %s, which failed before, from Git (%s of GitWriteBack %s changed under rollgate): rolling back to %s by a new commit",
 		w.Description, img, ref.Path, ref.Name, orNone(st.CurrentImage))
 	if opened || (recorded && st.CircuitOpen) {
-		d.event(WriteAnnotations, corev1.EventTypeWarning, v1alpha1.EventCircuitOpen, "%s", circuitMessage(st, ""))
+		d.eventAbout(ver, WriteAnnotations, corev1.EventTypeWarning, v1alpha1.EventCircuitOpen, "%s", circuitMessage(st, ""))
 	}
 	rollBackTo(d, in)
 	d.progressing(v1alpha1.ReasonRollingBack, "%s came back from Git, and failed before; rolling back to %s", ver, orNone(st.CurrentImage))

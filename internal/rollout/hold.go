@@ -39,7 +39,7 @@ type hold struct {
 // apply holds tag.
 func (h hold) apply(d *Decision, tag string, now time.Time) {
 	if !heldBefore(d, tag, append([]string{h.reason}, h.same...)...) {
-		d.event(WriteStatus, corev1.EventTypeNormal, h.event, "%s", h.message)
+		d.eventAbout(tag, WriteStatus, corev1.EventTypeNormal, h.event, "%s", h.message)
 	}
 	st := &d.Status
 	st.Phase, st.TargetVersion, st.NextWindow = v1alpha1.PhasePending, tag, nil

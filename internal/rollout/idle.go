@@ -279,7 +279,7 @@ func choose(d *Decision, in Input, policy *version.Policy) choice {
 		st.LastCheck = &now
 	}
 	if ch.Tag != "" && ch.Tag != d.old.AvailableVersion {
-		d.event(WriteStatus, corev1.EventTypeNormal, v1alpha1.EventVersionAvailable, "%s is available (current: %s)", ch.Tag, orNone(st.CurrentVersion))
+		d.eventAbout(ch.Tag, WriteStatus, corev1.EventTypeNormal, v1alpha1.EventVersionAvailable, "%s is available (current: %s)", ch.Tag, orNone(st.CurrentVersion))
 	}
 	st.AvailableVersion = ch.Tag
 	var notSemver []string

@@ -80,7 +80,7 @@ func actOnReject(d *Decision, cfg *v1alpha1.RollingUpgradeConfig, r request) {
 	default:
 		reason := text.Cut(cfg.GetAnnotations()[v1alpha1.RejectReasonAnnotation], 256, "…")
 		bookkeeping.Reject(st, r.version, cfg.Spec.Image+":"+r.version, r.by, reason, metav1.NewTime(d.now))
-		d.event(WriteStatus, corev1.EventTypeNormal, v1alpha1.EventVersionRejected, "%s rejected%s%s: it is on the failed list and is never rolled out",
+		d.eventAbout(r.version, WriteStatus, corev1.EventTypeNormal, v1alpha1.EventVersionRejected, "%s rejected%s%s: it is on the failed list and is never rolled out",
 			r.version, byWhom(r.by), because(reason))
 	}
 }
@@ -97,7 +97,7 @@ func actOnRetry(d *Decision, cfg *v1alpha1.RollingUpgradeConfig, r request) {
 	if st.CircuitOpen {
 		note = "; the circuit stays open until " + v1alpha1.ResetCircuitAnnotation + " resets it"
 	}
-	d.event(WriteStatus, corev1.EventTypeNormal, v1alpha1.EventVersionRetried, "%s taken off the failed list%s: it may roll out again%s",
+	d.eventAbout(r.version, WriteStatus, corev1.EventTypeNormal, v1alpha1.EventVersionRetried, "%s taken off the failed list%s: it may roll out again%s",
 		r.version, byWhom(r.by), note)
 }
 

@@ -110,7 +110,7 @@ func circuitOpen(d *Decision, c *chosen) bool {
 		return false
 	}
 	if d.old.Phase != v1alpha1.PhaseFailed || d.old.AvailableVersion != c.tag {
-		d.event(WriteStatus, corev1.EventTypeWarning, v1alpha1.EventVersionAvailableCircuitOpen, "%s", circuitMessage(st, c.tag))
+		d.eventAbout(c.tag, WriteStatus, corev1.EventTypeWarning, v1alpha1.EventVersionAvailableCircuitOpen, "%s", circuitMessage(st, c.tag))
 	}
 	d.rest()
 	d.stalled(v1alpha1.EventCircuitOpen, "%s", circuitMessage(st, c.tag))

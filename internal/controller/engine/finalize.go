@@ -54,7 +54,7 @@ func (r *RollingUpgradeConfigReconciler) finalize(ctx context.Context, ruc *v1al
 		return ctrl.Result{}, err
 	}
 	for _, e := range f.Events {
-		r.Recorder.Eventf(subject, nil, e.Type, e.Reason, "Delete", "%s", e.Message)
+		r.record(subject, e, "Delete")
 	}
 	configMetrics.forget(ruc.Namespace, ruc.Name)
 	return ctrl.Result{}, nil

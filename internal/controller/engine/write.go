@@ -9,6 +9,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/controller/controllerutil"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/internal/kube"
 	"github.com/rollgate/rollgate/internal/rollout"
 )
 
@@ -62,7 +63,7 @@ func (r *RollingUpgradeConfigReconciler) write(ctx context.Context, ruc *v1alpha
 		}
 		for _, e := range d.Events {
 			if e.After == w.kind {
-				r.Recorder.Eventf(subject, nil, e.Type, e.Reason, "Reconcile", "%s", e.Message)
+				r.record(subject, e, "Reconcile")
 			}
 		}
 	}
@@ -75,4 +76,14 @@ func (r *RollingUpgradeConfigReconciler) write(ctx context.Context, ruc *v1alpha
 // comes out as "10m0s"), and each write would change its generation and be a drift to revert.
 func patchMetadata(ctx context.Context, c client.Client, before, ruc *v1alpha1.RollingUpgradeConfig) error {
 	return c.Patch(ctx, ruc, client.MergeFromWithOptions(before, client.MergeFromWithOptimisticLock{}), client.FieldOwner(v1alpha1.FieldManager))
+}
+
+// record emits a decided event, annotated with the version it is about when the recorder takes
+// annotations (and the event is about one).
+func (r *RollingUpgradeConfigReconciler) record(subject *v1alpha1.RollingUpgradeConfig, e rollout.Event, action string) {
+	if a, ok := r.Recorder.(kube.AnnotatedRecorder); ok && e.Version != "" {
+		a.AnnotatedEventf(subject, nil, map[string]string{v1alpha1.RevisionAnnotation: e.Version}, e.Type, e.Reason, action, "%s", e.Message)
+		return
+	}
+	r.Recorder.Eventf(subject, nil, e.Type, e.Reason, action, "%s", e.Message)
 }
