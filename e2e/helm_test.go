@@ -155,6 +155,8 @@ func TestHelmChart(t *testing.T) {
 	all := filepath.Join(t.TempDir(), "all.yaml")
 	if err := os.WriteFile(all, []byte(mustHelm(t, "template", "rollgate", chartDir, "--namespace", managerNamespace,
 		"--set", "serviceMonitor.enabled=true", "--set", "prometheusRule.enabled=true", "--set", "dashboard.enabled=true",
+		"--set", "notifications.eventsAddr=http://notification-controller.flux-system.svc.cluster.local./",
+		"--set", "notifications.webhook.secretName=rollgate-webhook", "--set", "notifications.queueSize=50",
 		// Values that YAML would take for a boolean or a number, were they not quoted.
 		"--set", "goMemLimit=off", "--set", "extraArgs={on}")), 0o600); err != nil {
 		t.Fatal(err)

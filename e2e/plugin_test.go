@@ -30,6 +30,20 @@ func plugin(t *testing.T, args ...string) (string, error) {
 	return out.String(), err
 }
 
+// pluginAs runs the plugin with a user's flags (asNamespaceEditor's) and args, logs what it said as
+// a terminal would show it, and fails the test if it fails.
+func pluginAs(t *testing.T, flags []string) func(args ...string) string {
+	return func(args ...string) string {
+		t.Helper()
+		out, err := plugin(t, append(slices.Clone(flags), args...)...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("$ kubectl rollgate %s\n%s", strings.Join(args, " "), out)
+		return out
+	}
+}
+
 // TestKubectlRollgateAsANamespaceEditor: every command of the plugin, run as a namespace editor
 // (the aggregated edit role, by impersonation) with no admission policy: it names its user from
 // the API server's SelfSubjectReview. A version is held, approved, rolled out, rejected, retried,
@@ -40,15 +54,7 @@ func TestKubectlRollgateAsANamespaceEditor(t *testing.T) {
 	s := newScenario(t, "plugin")
 	const alice = "alice@example.com"
 	editor := asNamespaceEditor(t, s.ns, alice)
-	as := func(args ...string) string {
-		t.Helper()
-		out, err := plugin(t, append(slices.Clone(editor), args...)...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Logf("$ kubectl rollgate %s\n%s", strings.Join(args, " "), out)
-		return out
-	}
+	as := pluginAs(t, editor)
 	says := func(out string, want ...string) {
 		t.Helper()
 		for _, w := range want {

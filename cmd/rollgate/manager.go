@@ -81,8 +81,13 @@ func newManager(ctx context.Context, cfg *rest.Config, o options) (ctrl.Manager,
 	if err != nil {
 		return nil, err
 	}
+	tee, err := addNotifications(mgr, o.Notify)
+	if err != nil {
+		return nil, err
+	}
 	if err := controller.Setup(ctx, mgr, controller.Config{Controllers: o.Controllers, Clock: clock.RealClock{},
-		Tags: o.registry(), Shard: o.Shard, CacheTrim: trim, Metrics: prom, Concurrency: o.Concurrency, Calendars: o.Calendars}); err != nil {
+		Tags: o.registry(), Shard: o.Shard, CacheTrim: trim, Metrics: prom, Concurrency: o.Concurrency, Calendars: o.Calendars,
+		Notify: tee}); err != nil {
 		return nil, fmt.Errorf("setting up the controllers: %w", err)
 	}
 	if err := mgr.AddHealthzCheck("ping", healthz.Ping); err != nil {

@@ -43,6 +43,7 @@ type options struct {
 	GitMaxBytes             int64
 	Prometheus              promquery.Options
 	Calendars               bool
+	Notify                  notifyOptions
 	zap                     zap.Options
 }
 
@@ -139,6 +140,7 @@ func bindFlags(fs *flag.FlagSet, o *options) *rawFlags {
 		"CA certificates that verify an HTTPS --prometheus-url.")
 	fs.DurationVar(&o.Prometheus.Timeout, "prometheus-timeout", 10*time.Second,
 		"Longest one analysis query may take; a query that times out counts as an error, not a failure.")
+	bindNotifyFlags(fs, &o.Notify)
 	o.zap = zap.Options{Development: false}
 	o.zap.BindFlags(fs)
 	raw.showVersion = fs.Bool("version", false, "Print the version, commit, its date and the Go release, and exit.")
@@ -187,7 +189,7 @@ func (o *options) complete(raw *rawFlags) error {
 	if o.LeaderElect && o.LeaderElectionID == "" {
 		return errors.New("--leader-election-id must not be empty when --leader-elect is on")
 	}
-	return nil
+	return o.Notify.check()
 }
 
 func splitList(s string) []string {

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"time"
 
+	eventsv1 "k8s.io/api/events/v1"
 	"k8s.io/apimachinery/pkg/labels"
 	eventsclient "k8s.io/client-go/kubernetes/typed/events/v1"
 	"k8s.io/client-go/tools/events"
@@ -58,6 +59,9 @@ type Config struct {
 	// CacheTrim is the manager's cache transform, if it is one: it is told which workloads the
 	// configs name.
 	CacheTrim *kube.CacheTrim
+	// Notify, if set, is handed every event the controllers record (notifications); it must not
+	// block.
+	Notify func(*eventsv1.Event)
 }
 
 // Setup registers the field indexes and the chosen controllers with the manager.
@@ -80,6 +84,7 @@ func Setup(ctx context.Context, mgr ctrl.Manager, cfg Config) error {
 		return fmt.Errorf("the client of events: %w", err)
 	}
 	recorder := kube.NewEventRecorder(events, mgr.GetScheme(), clock.RealClock{}, "rollgate")
+	recorder.Tee = cfg.Notify
 	if err := mgr.Add(recorder); err != nil {
 		return err
 	}
