@@ -148,6 +148,17 @@ func TestHelmChart(t *testing.T) {
 		t.Errorf("prometheusRule.versionHeldForSeconds=86400 does not set RollgateVersionHeldTooLong's threshold:\n%s", rule)
 	}
 
+	// A release made before notifications existed and upgraded with --reuse-values has none of
+	// their defaults (Helm drops the new chart's): the chart renders with only what is set.
+	partial := filepath.Join(t.TempDir(), "partial.yaml")
+	if err := os.WriteFile(partial, []byte("notifications:\n  eventsAddr: http://nc.flux-system./\n  webhook: null\n  queueSize: null\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if d := mustHelm(t, "template", "rollgate", chartDir, "-f", partial, "--show-only", "templates/deployment.yaml"); !strings.Contains(d, `"--events-addr=http://nc.flux-system./"`) ||
+		strings.Contains(d, "--notify-") {
+		t.Errorf("notifications without their defaults:\n%s", d)
+	}
+
 	installCRDs(t)
 	// Every optional object, as the API server (with the prometheus-operator's CRDs) takes it.
 	installExampleCRDs(t, "servicemonitors.monitoring.coreos.com", "prometheusrules.monitoring.coreos.com")

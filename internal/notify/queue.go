@@ -69,10 +69,11 @@ func (q *Queue) Offer(n Notice) {
 		q.m.stoppedDropped.Inc()
 		return
 	}
+	q.m.queued.Inc() // before the sender may take it up and count it out
 	select {
 	case q.notices <- n:
-		q.m.queued.Inc()
 	default:
+		q.m.queued.Dec()
 		q.m.full.Inc()
 		log.Info("notification queue full, notification dropped", "sink", q.sink, "object", n.Object.Namespace+"/"+n.Object.Name, "reason", n.Reason)
 	}

@@ -7,6 +7,7 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/internal/image"
 	"github.com/rollgate/rollgate/internal/inplace"
 )
 
@@ -31,6 +32,9 @@ func recordInPlace(d *Decision, in Input) {
 		}
 	}
 	st := &v1alpha1.InPlaceStatus{Image: plan.Image}
+	// The pods' events are about the plan's version: a rollback in this decision has cleared it
+	// from the status already.
+	ver := image.Version(plan.Image)
 	if a := d.Annotations; a.Step != StepIdle {
 		if !a.UpdateStarted.IsZero() {
 			st.Started = &metav1.Time{Time: a.UpdateStarted}
@@ -45,9 +49,9 @@ func recordInPlace(d *Decision, in Input) {
 				took = ": ready " + pr.Took.Round(100*time.Millisecond).String() + " after its image changed"
 				d.PodUpgrades = append(d.PodUpgrades, pr.Took)
 			}
-			d.event(WriteStatus, corev1.EventTypeNormal, v1alpha1.EventPodUpgraded, "%s runs %s in place%s", pr.Name, plan.Image, took)
+			d.eventAbout(ver, WriteStatus, corev1.EventTypeNormal, v1alpha1.EventPodUpgraded, "%s runs %s in place%s", pr.Name, plan.Image, took)
 		case pr.State == inplace.StateFailed && before.State != string(inplace.StateFailed):
-			d.event(WriteStatus, corev1.EventTypeWarning, v1alpha1.EventPodUpgradeFailed, "%s is not ready %s after its image changed in place to %s",
+			d.eventAbout(ver, WriteStatus, corev1.EventTypeWarning, v1alpha1.EventPodUpgradeFailed, "%s is not ready %s after its image changed in place to %s",
 				pr.Name, in.Config.Spec.InPlace().PodReadyTimeoutOrDefault(), plan.Image)
 		}
 		if i >= v1alpha1.MaxInPlacePods {

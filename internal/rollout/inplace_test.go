@@ -62,6 +62,12 @@ func TestInPlaceProgressIsRecorded(t *testing.T) {
 	if reasons(d.Events) != "UpdateRollback,PodUpgradeFailed" || d.Outcome != OutcomeFailed {
 		t.Errorf("web-0 failed: events %s, outcome %q; want its failure announced and the version rolled back", reasons(d.Events), d.Outcome)
 	}
+	// Both name the version that failed, though the rollback has cleared it from the status.
+	for _, e := range d.Events {
+		if e.Version != "1.1.0" {
+			t.Errorf("%s is about %q, want 1.1.0", e.Reason, e.Version)
+		}
+	}
 	// A record of another image's upgrade is not this one's: a pod through both is announced again.
 	other := config(current("1.0.0"), inPlaceConfig, inFlight(StepHealthCheck, repo+":1.1.0", now.Add(-time.Minute)))
 	other.Status.InPlace = &v1alpha1.InPlaceStatus{Image: repo + ":1.0.5", Pods: []v1alpha1.InPlacePod{{Name: "web-1", State: "Done", Upgraded: true}}}
