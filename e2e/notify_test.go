@@ -193,8 +193,8 @@ func TestScenarioHeldApprovedRolledBackNotifiedRetried(t *testing.T) {
 	})
 
 	why := run("why", "app", "1.2.0")
-	if !strings.Contains(why, "retry app 1.2.0") {
-		t.Errorf("why does not say how to retry 1.2.0")
+	if !strings.Contains(why, "retry app 1.2.0") || !strings.Contains(why, "not healthy after 30s") {
+		t.Errorf("why does not say why 1.2.0 failed and how to retry it")
 	}
 	setKnobs(t, func() { delete(knobs.neverReady, s.ns+"/"+broken) }) // the fault of 1.2.0 mended
 	run("retry", "app", "1.2.0")

@@ -454,8 +454,9 @@ type VersionHistoryEntry struct {
 	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	RequestedBy string `json:"requestedBy,omitempty"`
-	// Reason says what the status alone does not, e.g. that a version set by hand replaced a newer
-	// one, which then went on the failed list.
+	// Reason says what the status alone does not: why a version was rolled back (a timeout, a
+	// crash, a failed analysis), why a person rejected it, or that a version set by hand replaced a
+	// newer one, which then went on the failed list.
 	// +kubebuilder:validation:MaxLength=256
 	// +optional
 	Reason string `json:"reason,omitempty"`

@@ -534,3 +534,28 @@ func TestAConfigThatWritesBackRollsOutOnlyAfterReadingItsRecord(t *testing.T) {
 		})
 	}
 }
+
+// A rollback's history entry says why its version failed, as the event did: once the events are
+// gone, history and why still tell a timeout from a crash.
+func TestARollbackRecordsWhyInTheHistory(t *testing.T) {
+	cases := []struct {
+		name     string
+		workload *Workload
+		started  time.Time
+		want     string
+	}{
+		{name: "not healthy at the timeout", workload: deploymentAt("1.1.0", pending), started: now.Add(-10 * time.Minute),
+			want: "not healthy after 10m0s (1/3 updated)"},
+		{name: "a progress deadline exceeded", workload: deploymentAt("1.1.0", failed), started: now.Add(-time.Minute),
+			want: "failed after 1m0s: ProgressDeadlineExceeded: timed out progressing"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Decide(Input{Now: now, Config: config(current("1.0.0"), inFlight(StepHealthCheck, repo+":1.1.0", tc.started)), Workload: tc.workload})
+			h := d.Status.VersionHistory
+			if len(h) != 1 || h[0].Status != v1alpha1.ResultRolledBack || h[0].Reason != tc.want {
+				t.Errorf("history %+v, want 1.1.0 RolledBack because %q", h, tc.want)
+			}
+		})
+	}
+}

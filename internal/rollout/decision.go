@@ -151,27 +151,38 @@ func (d *Decision) progressing(reason, format string, args ...any) {
 func (d *Decision) waiting(reason, format string, args ...any) {
 	msg := Bounded(fmt.Sprintf(format, args...))
 	d.progressing(reason, "%s", msg)
-	d.warnOnChange(reason, msg)
+	d.warnOnChange("", reason, msg)
 }
 
 // stalled: nothing happens until a human acts (kstatus Failed). The Warning event goes out when
 // the reason or message is new, so a stuck config does not repeat it on every reconcile.
 func (d *Decision) stalled(reason, format string, args ...any) {
+	d.stalledAbout("", reason, format, args...)
+}
+
+// stalledAbout is stalled, its Warning about ver rather than the version in flight or held: a
+// target refused, or a version brought back from Git.
+func (d *Decision) stalledAbout(ver, reason, format string, args ...any) {
 	msg := Bounded(fmt.Sprintf(format, args...))
 	d.setCondition(meta.ReadyCondition, metav1.ConditionFalse, reason, msg)
 	d.setCondition(meta.StalledCondition, metav1.ConditionTrue, reason, msg)
 	apimeta.RemoveStatusCondition(&d.Status.Conditions, meta.ReconcilingCondition)
-	d.warnOnChange(reason, msg)
+	d.warnOnChange(ver, reason, msg)
 }
 
-// warnOnChange emits a Warning event with the reason (when it is an event reason) unless the old
-// Ready condition already said the same (for a reason in warnOncePerReason: the same reason).
-func (d *Decision) warnOnChange(reason, msg string) {
+// warnOnChange emits a Warning event with the reason (when it is an event reason), about ver (if
+// not empty), unless the old Ready condition already said the same (for a reason in
+// warnOncePerReason: the same reason).
+func (d *Decision) warnOnChange(ver, reason, msg string) {
 	if old := apimeta.FindStatusCondition(d.old.Conditions, meta.ReadyCondition); old != nil &&
 		old.Status == metav1.ConditionFalse && old.Reason == reason && (old.Message == msg || warnOncePerReason[reason]) {
 		return
 	}
-	if warningReasons[reason] {
+	switch {
+	case !warningReasons[reason]:
+	case ver != "":
+		d.eventAbout(ver, WriteStatus, corev1.EventTypeWarning, reason, "%s", msg)
+	default:
 		d.event(WriteStatus, corev1.EventTypeWarning, reason, "%s", msg)
 	}
 }

@@ -52,6 +52,12 @@ func TestEachEventNamesTheVersionItIsAbout(t *testing.T) {
 		{name: "a failed version brought back through Git", workload: deploymentAt("1.1.0", healthy),
 			config: config(current("1.0.0"), gitFirstConfig, failedBefore, func(c *v1alpha1.RollingUpgradeConfig) { c.Spec.MaxRollbacks = 2 }),
 			want:   []string{"FailedVersionFromGit=1.1.0", "CircuitOpen=1.1.0"}},
+		{name: "a target set by hand that failed before, refused", workload: deploymentAt("1.0.0", healthy),
+			config: config(current("1.0.0"), failedList("1.1.0"), annotated(v1alpha1.TargetImageAnnotation, repo+":1.1.0")),
+			want:   []string{"TargetRefused=1.1.0"}},
+		{name: "a failed version brought back through Git with the circuit open", workload: deploymentAt("1.1.0", healthy),
+			config: config(current("1.0.0"), gitFirstConfig, failedBefore, func(c *v1alpha1.RollingUpgradeConfig) { c.Status.CircuitOpen = true }),
+			want:   []string{"FailedVersionFromGit=1.1.0"}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -134,7 +134,7 @@ func fromGit(d *Decision, in Input, w *Workload) bool {
 	if !slices.Contains(st.FailedVersions, ver) {
 		if problem := handTargetProblem(st, in.Config.Spec, img); problem != "" {
 			st.Phase, st.TargetVersion = restingPhase(st), ""
-			d.stalled(v1alpha1.ReasonDriftedFromGit, "%s runs %s, which Git brought (%s of GitWriteBack %s changed under rollgate), not %s; "+
+			d.stalledAbout(ver, v1alpha1.ReasonDriftedFromGit, "%s runs %s, which Git brought (%s of GitWriteBack %s changed under rollgate), not %s; "+
 				"it is not checked: %s", w.Description, img, ref.Path, ref.Name, orNone(st.CurrentImage), problem)
 			return true
 		}
@@ -150,7 +150,7 @@ func fromGit(d *Decision, in Input, w *Workload) bool {
 		st.VersionHistory[last].Status == v1alpha1.ResultRolledBack
 	if !recorded && st.CircuitOpen {
 		st.Phase, st.TargetVersion = restingPhase(st), ""
-		d.stalled(v1alpha1.EventFailedVersionFromGit, "%s runs %s, which failed before, from Git (%s of GitWriteBack %s); %s. Put %s back in Git, "+
+		d.stalledAbout(ver, v1alpha1.EventFailedVersionFromGit, "%s runs %s, which failed before, from Git (%s of GitWriteBack %s); %s. Put %s back in Git, "+
 			"or, if Git says it already, find why the GitOps tool does not apply it (Flux: flux get kustomizations), then reset the circuit",
 			w.Description, ver, ref.Path, ref.Name, circuitMessage(st, ""), orNone(st.CurrentVersion))
 		return true

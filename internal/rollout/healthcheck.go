@@ -12,6 +12,7 @@ import (
 	"github.com/rollgate/rollgate/internal/analysis"
 	"github.com/rollgate/rollgate/internal/bookkeeping"
 	"github.com/rollgate/rollgate/internal/health"
+	"github.com/rollgate/rollgate/internal/text"
 	"github.com/rollgate/rollgate/internal/image"
 	"github.com/rollgate/rollgate/internal/version"
 )
@@ -218,8 +219,10 @@ func pass(d *Decision, in Input, g gates, ver string, started time.Time) {
 func fail(d *Decision, in Input, w *Workload, g gates, ver string, started time.Time, rendered bool) {
 	st, a := &d.Status, d.Annotations
 	timeout := in.Config.Spec.HealthTimeoutOrDefault()
-	// A failed analysis names its query last: it may be long, and the message is cut.
-	why, reason, query := g.unhealthyAgain(failure(w, in.Now.Sub(started), timeout, rendered)), "", ""
+	// A failed analysis names its query last: it may be long, and the message is cut. The history
+	// keeps why, after the events are gone.
+	why, query := g.unhealthyAgain(failure(w, in.Now.Sub(started), timeout, rendered)), ""
+	reason := text.Cut(why, maxHistoryReason, "…")
 	if g.j.Failed {
 		why, reason = g.j.Why, analysis.Short(in.Config.Spec.Analysis, g.hc, 256)
 		query = "; query: " + failedQuery(g.j.Query, QueryVars(in.Config, a.TargetImage, w.Container))
@@ -318,7 +321,7 @@ func changedByHand(d *Decision, in Input, started time.Time) {
 	if problem := handTargetProblem(st, in.Config.Spec, target); problem != "" {
 		d.end(OutcomeAbandoned, old, started)
 		rollBackTo(d, in)
-		d.stalled(v1alpha1.ReasonTargetRefused, "%s=%s is not applied: %s", v1alpha1.TargetImageAnnotation, target, problem)
+		d.stalledAbout(image.Version(target), v1alpha1.ReasonTargetRefused, "%s=%s is not applied: %s", v1alpha1.TargetImageAnnotation, target, problem)
 		return
 	}
 	start(d, in, target, "set by hand in "+v1alpha1.TargetImageAnnotation+" during the health check of "+st.TargetVersion)

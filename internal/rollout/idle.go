@@ -164,7 +164,7 @@ func handTarget(d *Decision, in Input, w *Workload) bool {
 	}
 	if problem := handTargetProblem(st, in.Config.Spec, target); problem != "" {
 		d.rest()
-		d.stalled(v1alpha1.ReasonTargetRefused, "%s=%s is not applied: %s", v1alpha1.TargetImageAnnotation, target, problem)
+		d.stalledAbout(image.Version(target), v1alpha1.ReasonTargetRefused, "%s=%s is not applied: %s", v1alpha1.TargetImageAnnotation, target, problem)
 		return false
 	}
 	if blocked(d, w) {

@@ -19,6 +19,9 @@ const MaxRequestLength = 128
 // MaxRequestedByLength is how much of who asked the history keeps.
 const MaxRequestedByLength = 256
 
+// maxHistoryReason is how much of a reason the history keeps (the API's limit).
+const maxHistoryReason = 256
+
 // request is a person's reject or retry annotation: the version it names, and whether it is new
 // (not the value the status says was acted on).
 type request struct {
@@ -78,7 +81,7 @@ func actOnReject(d *Decision, cfg *v1alpha1.RollingUpgradeConfig, r request) {
 	case slices.Contains(st.FailedVersions, r.version):
 		d.ignored("%s=%s: %s is on the failed list already", v1alpha1.RejectAnnotation, r.version, r.version)
 	default:
-		reason := text.Cut(cfg.GetAnnotations()[v1alpha1.RejectReasonAnnotation], 256, "…")
+		reason := text.Cut(cfg.GetAnnotations()[v1alpha1.RejectReasonAnnotation], maxHistoryReason, "…")
 		bookkeeping.Reject(st, r.version, cfg.Spec.Image+":"+r.version, r.by, reason, metav1.NewTime(d.now))
 		d.eventAbout(r.version, WriteStatus, corev1.EventTypeNormal, v1alpha1.EventVersionRejected, "%s rejected%s%s: it is on the failed list and is never rolled out",
 			r.version, byWhom(r.by), because(reason))
