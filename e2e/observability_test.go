@@ -6,6 +6,8 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -61,7 +63,12 @@ func TestObservabilityOnARealPrometheus(t *testing.T) {
 		s.create(d, av, c)
 	}
 	metricsAddr := freeAddr(t)
-	managerArgs := []string{"--leader-elect=false", "--namespace", s.ns}
+	hook := newHookReceiver(t, "key", 0) // notifications, for the dashboard's panel of them
+	keyFile := filepath.Join(t.TempDir(), "key")
+	if err := os.WriteFile(keyFile, []byte("key"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	managerArgs := []string{"--leader-elect=false", "--namespace", s.ns, "--notify-webhook-url=" + hook.URL, "--notify-webhook-key-file=" + keyFile}
 	m := startManagerOn(t, metricsAddr, managerArgs...)
 	prom := startPrometheus(t, metricsAddr)
 
@@ -206,6 +213,10 @@ func checkDashboard(t *testing.T, prom *promServer, ns string, began time.Time) 
 			perConfig(map[string]func(float64) error{"held": within(0, 900), "approval": within(0, 900), "soaking": within(0, 900)}),
 			labelled("held", model.LabelSet{"gate": "Calendar"}), labelled("approval", model.LabelSet{"gate": "Approval"}),
 			labelled("soaking", model.LabelSet{"gate": "Soak"})),
+		"Notifications in the past hour/A": peak(model.LabelSet{"sink": "webhook"}, positive),
+		"Notifications in the past hour/B": all(peak(model.LabelSet{"sink": "webhook", "reason": "QueueFull"}, equals(0)),
+			peak(model.LabelSet{"sink": "webhook", "reason": "Refused"}, equals(0)), peak(model.LabelSet{"sink": "webhook", "reason": "Stopped"}, equals(0))),
+		"Notifications in the past hour/C": peak(model.LabelSet{"sink": "webhook"}, within(0, 1000)),
 		"Configs/E": perConfig(map[string]func(float64) error{"app": about(1), "fragile": about(1), "held": equals(0), "approval": equals(0), "soaking": equals(0)}),
 	}
 

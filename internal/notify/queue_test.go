@@ -67,13 +67,16 @@ func (r *receiver) got() []string {
 
 func always(status int) func(int) int { return func(int) int { return status } }
 
+var sinks atomic.Int64
+
 // testQueue is a queue of size for a webhook to url, which tries again within milliseconds.
 func testQueue(t *testing.T, url string, size int) *Queue {
 	w, err := NewWebhook(url, []byte("key"), http.DefaultTransport)
 	if err != nil {
 		t.Fatal(err)
 	}
-	q := NewQueue(t.Name(), w, size)
+	// A sink of its own, so that a test run again (-count) starts its counters at zero.
+	q := NewQueue(fmt.Sprintf("%s-%d", t.Name(), sinks.Add(1)), w, size)
 	q.backoff = wait.Backoff{Duration: time.Millisecond, Factor: 2, Cap: 20 * time.Millisecond, Steps: 1000}
 	q.flush = 50 * time.Millisecond
 	return q
