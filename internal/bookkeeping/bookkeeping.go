@@ -188,13 +188,21 @@ func Recorded(st *v1alpha1.RollingUpgradeConfigStatus, appliedAt time.Time) (ver
 // that second.
 func LastRollout(st *v1alpha1.RollingUpgradeConfigStatus) *v1alpha1.VersionHistoryEntry {
 	for i := len(st.VersionHistory) - 1; i >= 0; i-- {
-		switch e := &st.VersionHistory[i]; e.Status {
-		case v1alpha1.ResultRejected, v1alpha1.ResultRetried:
-		default:
+		if e := &st.VersionHistory[i]; !isRequest(e) {
 			return e
 		}
 	}
 	return nil
+}
+
+// Rollouts is the history without the entries of requests, oldest first (a copy).
+func Rollouts(st *v1alpha1.RollingUpgradeConfigStatus) []v1alpha1.VersionHistoryEntry {
+	return slices.DeleteFunc(slices.Clone(st.VersionHistory), func(e v1alpha1.VersionHistoryEntry) bool { return isRequest(&e) })
+}
+
+// isRequest: the entry records a person's reject or retry, not a rollout.
+func isRequest(e *v1alpha1.VersionHistoryEntry) bool {
+	return e.Status == v1alpha1.ResultRejected || e.Status == v1alpha1.ResultRetried
 }
 
 // ResetCircuit closes the circuit after a human asked for it. Failed versions stay failed.

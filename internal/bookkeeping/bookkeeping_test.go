@@ -239,3 +239,19 @@ func TestRecordedPassesOverRequests(t *testing.T) {
 		})
 	}
 }
+
+// A rollback recorded once is not recorded again when a person's request came after it, and the
+// rollouts of a history leave the requests out.
+func TestRequestsAfterAVerdictHideItFromNoOne(t *testing.T) {
+	t1 := metav1.NewTime(t0.Add(time.Hour))
+	rolledBack := v1alpha1.VersionHistoryEntry{Version: "1.2.0", Image: "r/app:1.2.0", AppliedAt: t1, Status: v1alpha1.ResultRolledBack}
+	rejected := v1alpha1.VersionHistoryEntry{Version: "1.3.0", Image: "r/app:1.3.0", AppliedAt: t1, Status: v1alpha1.ResultRejected}
+	st := &v1alpha1.RollingUpgradeConfigStatus{VersionHistory: []v1alpha1.VersionHistoryEntry{rolledBack, rejected},
+		FailedVersions: []string{"1.2.0", "1.3.0"}, RollbackCount: 1}
+	if recorded, _ := Rollback(st, "1.2.0", "r/app:1.2.0", "", t1, 3); recorded || st.RollbackCount != 1 || len(st.VersionHistory) != 2 {
+		t.Errorf("the rollback recorded again: recorded %v, rollbacks %d, history %d", recorded, st.RollbackCount, len(st.VersionHistory))
+	}
+	if got := Rollouts(st); len(got) != 1 || got[0] != rolledBack || len(st.VersionHistory) != 2 {
+		t.Errorf("rollouts %+v, want the rollback only, the history untouched", got)
+	}
+}

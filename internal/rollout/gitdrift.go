@@ -145,9 +145,8 @@ func fromGit(d *Decision, in Input, w *Workload) bool {
 	}
 	// The rollback is recorded by its start, now; one recorded already (the annotations' write
 	// failed after the status') is not counted again, and its events go out again with the move.
-	last := len(st.VersionHistory) - 1
-	recorded := last >= 0 && st.Phase == v1alpha1.PhaseRollingBack && st.VersionHistory[last].Version == ver &&
-		st.VersionHistory[last].Status == v1alpha1.ResultRolledBack
+	last := bookkeeping.LastRollout(st)
+	recorded := last != nil && st.Phase == v1alpha1.PhaseRollingBack && last.Version == ver && last.Status == v1alpha1.ResultRolledBack
 	if !recorded && st.CircuitOpen {
 		st.Phase, st.TargetVersion = restingPhase(st), ""
 		d.stalledAbout(ver, v1alpha1.EventFailedVersionFromGit, "%s runs %s, which failed before, from Git (%s of GitWriteBack %s); %s. Put %s back in Git, "+
@@ -177,10 +176,10 @@ func fromGit(d *Decision, in Input, w *Workload) bool {
 // in Git. The config says so and looks again then.
 func gitLate(d *Decision, in Input, w *Workload, ver string) bool {
 	st := &d.Status
-	h := st.VersionHistory
+	last := bookkeeping.LastRollout(st) // a person's reject or retry since is no verdict
 	g := st.GitWriteBack
-	if len(h) == 0 || h[len(h)-1].Version != ver || g == nil || g.LastWrite == nil ||
-		(h[len(h)-1].Status != v1alpha1.ResultRolledBack && h[len(h)-1].Status != v1alpha1.ResultWithdrawn) {
+	if last == nil || last.Version != ver || g == nil || g.LastWrite == nil ||
+		(last.Status != v1alpha1.ResultRolledBack && last.Status != v1alpha1.ResultWithdrawn) {
 		return false
 	}
 	until := g.LastWrite.Add(in.Config.Spec.GitWriteBack.ApplyTimeoutOrDefault())

@@ -70,6 +70,22 @@ func TestAFailedVersionBroughtBackThroughGitIsRolledBackAgain(t *testing.T) {
 			wantStep: StepRollingBack, wantReason: v1alpha1.ReasonRollingBack, wantEvents: v1alpha1.EventFailedVersionFromGit, wantGit: v100},
 	})
 
+	// A person's reject of another version since is no verdict: Git is still late, not drifted, and
+	// the rollback is not counted again.
+	rejectedSince := config(current("1.0.0"), gitFirstConfig, failedBefore, func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Status.GitWriteBack.LastWrite = &metav1.Time{Time: now.Add(-time.Minute)}
+		c.Status.FailedVersions = append(c.Status.FailedVersions, "1.3.0")
+		c.Status.VersionHistory = append(c.Status.VersionHistory, v1alpha1.VersionHistoryEntry{Version: "1.3.0", Image: repo + ":1.3.0",
+			AppliedAt: metav1.NewTime(now.Add(-30 * time.Second)), Status: v1alpha1.ResultRejected, RequestedBy: "alice"})
+	})
+	late2 := runSteps(t, rejectedSince, nil, []step{
+		{name: "Git written a minute ago, a rejection since: the tool may be on its way", workload: reverted,
+			wantReason: v1alpha1.ReasonAwaitingGitOps, wantGit: v100},
+	})
+	if late2.Status.RollbackCount != 1 {
+		t.Errorf("rollbacks %d after a rejection while Git was late, want 1", late2.Status.RollbackCount)
+	}
+
 	// Each time brought back counts: with the circuit open, it is reported, not fought.
 	open := config(current("1.0.0"), gitFirstConfig, failedBefore, func(c *v1alpha1.RollingUpgradeConfig) {
 		c.Status.RollbackCount, c.Status.CircuitOpen = 3, true

@@ -177,9 +177,10 @@ func withdraw(d *Decision, in Input, w *Workload, started time.Time, why string)
 // end of its history that were withdrawn in a row: an apply timeout after the last of them for the
 // first, twice as long for each further one, at most maxWithdrawalWait. Each withdrawn rollout is
 // recorded by its start, at least an apply timeout before its withdrawal; the wait is counted from
-// there. Zero when the last rollout was not withdrawn.
+// there. Zero when the last rollout was not withdrawn. A person's reject or retry since is no
+// rollout, and does not end the row.
 func retryAfterWithdrawals(cfg *v1alpha1.RollingUpgradeConfig, st *v1alpha1.RollingUpgradeConfigStatus) time.Time {
-	h := st.VersionHistory
+	h := bookkeeping.Rollouts(st)
 	n := 0
 	for n < len(h) && h[len(h)-1-n].Status == v1alpha1.ResultWithdrawn {
 		n++
@@ -199,7 +200,7 @@ func retryAfterWithdrawals(cfg *v1alpha1.RollingUpgradeConfig, st *v1alpha1.Roll
 // (retryAfterWithdrawals).
 func heldAfterWithdrawals(d *Decision, in Input, tag string, retry time.Time) {
 	ref := in.Config.Spec.GitWriteBack
-	last := d.Status.VersionHistory[len(d.Status.VersionHistory)-1]
+	last := bookkeeping.LastRollout(&d.Status) // withdrawn: there is one
 	d.progressing(v1alpha1.EventNotAppliedFromGit, "%s waits until %s: %s, to be committed to %s of GitWriteBack %s, %s; "+
 		"check that Git can be written and that the GitOps tool applies it", tag, retry.UTC().Format(time.RFC3339), last.Version, ref.Path, ref.Name, last.Reason)
 	d.RequeueAfter = retry.Sub(in.Now)

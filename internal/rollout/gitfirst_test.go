@@ -304,6 +304,8 @@ func TestRetryAfterWithdrawals(t *testing.T) {
 		{name: "two in a row: twice that", history: withdrawals(2), wantWait: 30 * time.Minute},
 		{name: "three in a row", history: withdrawals(3), wantWait: 50 * time.Minute},
 		{name: "only those in a row count", history: append([]v1alpha1.VersionHistoryEntry{entry(v1alpha1.ResultWithdrawn, 0), entry(v1alpha1.ResultRolledBack, 0)}, withdrawals(1)...), wantWait: 20 * time.Minute},
+		{name: "a person's reject or retry after them is no rollout: they still count",
+			history: append(withdrawals(2), entry(v1alpha1.ResultRejected, 0), entry(v1alpha1.ResultRetried, 0)), wantWait: 30 * time.Minute},
 		{name: "fifty in a row: a day at most", history: withdrawals(50), wantWait: 10*time.Minute + 24*time.Hour},
 		{name: "a ClusterFirst config never waits", history: withdrawals(1), clusterly: true},
 	}
