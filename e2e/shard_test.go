@@ -4,8 +4,10 @@ package e2e
 
 import (
 	"cmp"
+	"context"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -71,10 +73,12 @@ func TestScenarioShards(t *testing.T) {
 		}
 	}
 	for shard, m := range managers {
-		if got, want := strings.Join(configsCounted(t, m, ns, "rolling_upgrade_success_total"), ","),
-			strings.Join(configsOf[shard], ","); got != want {
-			t.Errorf("manager of shard %q rolled out %s, want %s", shard, got, want)
-		}
+		// A verdict's metrics are recorded after its status is written: the count may follow the
+		// status by a moment.
+		eventually(t, 30*time.Second, "the manager of shard "+strconv.Quote(shard)+" counted its own rollouts", func(context.Context) (bool, string, error) {
+			got, want := strings.Join(configsCounted(t, m, ns, "rolling_upgrade_success_total"), ","), strings.Join(configsOf[shard], ",")
+			return got == want, "rolled out " + got + ", want " + want, nil
+		})
 	}
 
 	// app-10 of shard1 moves to shard2 while 1.2.0, which never becomes Ready, is checked.
@@ -96,9 +100,10 @@ func TestScenarioShards(t *testing.T) {
 	if rolledBack != 1 || c.Status.CurrentVersion != "1.1.0" {
 		t.Errorf("history %+v, current %s: want 1.2.0 rolled back once, back on 1.1.0", c.Status.VersionHistory, c.Status.CurrentVersion)
 	}
-	if got := configsCounted(t, managers["shard2"], ns, "rolling_upgrade_failure_total"); !slices.Contains(got, moved) {
-		t.Errorf("shard2 judged %v, want %s among them", got, moved)
-	}
+	eventually(t, 30*time.Second, "shard2 counted the verdict on "+moved, func(context.Context) (bool, string, error) {
+		got := configsCounted(t, managers["shard2"], ns, "rolling_upgrade_failure_total")
+		return slices.Contains(got, moved), fmt.Sprintf("shard2 judged %v", got), nil
+	})
 	if got := configsCounted(t, managers["shard1"], ns, "rolling_upgrade_failure_total"); slices.Contains(got, moved) {
 		t.Errorf("shard1 still judged %s after it left the shard", moved)
 	}
