@@ -217,7 +217,7 @@ func checkDashboard(t *testing.T, prom *promServer, ns string, began time.Time) 
 		"Notifications in the past hour/B": all(peak(model.LabelSet{"sink": "webhook", "reason": "QueueFull"}, equals(0)),
 			peak(model.LabelSet{"sink": "webhook", "reason": "Refused"}, equals(0)), peak(model.LabelSet{"sink": "webhook", "reason": "Stopped"}, equals(0))),
 		"Notifications in the past hour/C": peak(model.LabelSet{"sink": "webhook"}, within(0, 1000)),
-		"Configs/E": perConfig(map[string]func(float64) error{"app": about(1), "fragile": about(1), "held": equals(0), "approval": equals(0), "soaking": equals(0)}),
+		"Configs/E":                        perConfig(map[string]func(float64) error{"app": about(1), "fragile": about(1), "held": equals(0), "approval": equals(0), "soaking": equals(0)}),
 	}
 
 	now := time.Now()

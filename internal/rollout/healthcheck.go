@@ -12,8 +12,8 @@ import (
 	"github.com/rollgate/rollgate/internal/analysis"
 	"github.com/rollgate/rollgate/internal/bookkeeping"
 	"github.com/rollgate/rollgate/internal/health"
-	"github.com/rollgate/rollgate/internal/text"
 	"github.com/rollgate/rollgate/internal/image"
+	"github.com/rollgate/rollgate/internal/text"
 	"github.com/rollgate/rollgate/internal/version"
 )
 
