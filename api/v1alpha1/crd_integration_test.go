@@ -100,6 +100,27 @@ func TestIntegrationSamplesAreAccepted(t *testing.T) {
 	}
 }
 
+// A config that orders builds by a tag policy is taken, and its constraint defaulted as any other:
+// the manager reads the default beside a tag policy as no constraint.
+func TestIntegrationATagPolicyIsTaken(t *testing.T) {
+	ns := namespace(t)
+	ruc := validConfig(ns, "builds")
+	unstructured.RemoveNestedField(ruc.Object, "spec", "versionConstraint")
+	set(ruc, map[string]any{"numerical": map[string]any{"order": "asc"}}, "spec", "tagPolicy")
+	set(ruc, map[string]any{"pattern": `^main-[0-9a-f]{7}-(?P<ts>[0-9]+)$`, "extract": "$ts"}, "spec", "filterTags")
+	if err := k8s.Create(context.Background(), ruc); err != nil {
+		t.Fatal(err)
+	}
+	var got v1alpha1.RollingUpgradeConfig
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(ruc), &got); err != nil {
+		t.Fatal(err)
+	}
+	if s := got.Spec; s.TagPolicy == nil || s.TagPolicy.Numerical == nil || s.FilterTags == nil || s.FilterTags.Extract != "$ts" ||
+		s.VersionConstraint != ">=0.0.0" {
+		t.Errorf("spec %+v", s)
+	}
+}
+
 func TestIntegrationDefaults(t *testing.T) {
 	ns := namespace(t)
 	ruc := validConfig(ns, "defaults")
@@ -239,6 +260,16 @@ func TestIntegrationInvalidSpecsAreRejected(t *testing.T) {
 			"set the time zone in timeZone, not in the schedule"},
 		{"window of 30s", window(map[string]any{"schedule": "0 3 * * *", "duration": "30s"}),
 			"duration must be a duration of at least 1m"},
+		{"a tag policy of no order", func(u *unstructured.Unstructured) { set(u, map[string]any{}, "spec", "tagPolicy") },
+			"a tag policy sets exactly one of numerical or alphabetical"},
+		{"a tag policy of two orders", func(u *unstructured.Unstructured) {
+			set(u, map[string]any{"numerical": map[string]any{}, "alphabetical": map[string]any{}}, "spec", "tagPolicy")
+		}, "a tag policy sets exactly one of numerical or alphabetical"},
+		{"an order that is neither asc nor desc", func(u *unstructured.Unstructured) {
+			set(u, map[string]any{"numerical": map[string]any{"order": "newest"}}, "spec", "tagPolicy")
+		}, "spec.tagPolicy.numerical.order: Unsupported value"},
+		{"a tag filter without a pattern", func(u *unstructured.Unstructured) { set(u, map[string]any{"extract": "$ts"}, "spec", "filterTags") },
+			"spec.filterTags.pattern: Required value"},
 		{"empty source", sources(map[string]any{}),
 			"a source sets exactly one of applicationVersion, configMap or registry"},
 		{"source with two signals", sources(map[string]any{

@@ -219,6 +219,18 @@ type RollingUpgradeConfigSpec struct {
 	// +optional
 	VersionConstraint string `json:"versionConstraint,omitempty"`
 
+	// TagPolicy orders tags that are not semantic versions (builds tagged by commit and time, by
+	// number or by date), as Flux's ImagePolicy does. Without it tags are semver versions within
+	// versionConstraint, which must keep its default beside a tag policy. The failed list, the
+	// circuit breaker, windows and every gate work the same for either.
+	// +optional
+	TagPolicy *TagPolicy `json:"tagPolicy,omitempty"`
+
+	// FilterTags keeps only the tags that match its pattern, and orders them by what it extracts,
+	// under the tag policy or semver.
+	// +optional
+	FilterTags *TagFilter `json:"filterTags,omitempty"`
+
 	// Sources are the version signals; the candidates of all of them are merged. With no source,
 	// only a target-image annotation set by hand moves the workload.
 	// +kubebuilder:validation:MaxItems=16

@@ -19,24 +19,26 @@ import (
 // Success and Rollback report false then.
 
 // Success records a version that passed its health check: its image becomes the current image, the
-// rollback counter restarts and the circuit closes. semver is the image's tag when it is a semver
-// version, which becomes the current version; an image pinned by digest or a tag such as main
-// leaves the current version as it was, so automatic updates resume from it once the pin goes.
-func Success(st *v1alpha1.RollingUpgradeConfigStatus, version, semver, image string, appliedAt metav1.Time) (recorded bool) {
+// rollback counter restarts and the circuit closes. current is the image's tag when the config's
+// rules read it as a version, which becomes the current version; an image pinned by digest or a
+// tag such as main leaves the current version as it was, so automatic updates resume from it once
+// the pin goes. forcedDown: current is older than the version it replaces, forced by a person;
+// that newer version goes on the failed list, so that it does not come back by itself.
+func Success(st *v1alpha1.RollingUpgradeConfigStatus, version, current, image string, appliedAt metav1.Time, forcedDown bool, order Order) (recorded bool) {
 	if lastIs(st, version, appliedAt, v1alpha1.ResultHealthy) {
 		return false
 	}
 	entry := v1alpha1.VersionHistoryEntry{Version: version, Image: image, AppliedAt: appliedAt, Status: v1alpha1.ResultHealthy}
-	if replaced := st.CurrentVersion; semver != "" && isDowngrade(replaced, semver) {
+	if replaced := st.CurrentVersion; replaced != "" && current != "" && forcedDown {
 		// A person forced an older version: the newer one it replaced must not come back by itself.
 		if !slices.Contains(st.FailedVersions, replaced) {
 			st.FailedVersions = append(st.FailedVersions, replaced)
-			capFailed(st)
+			capFailed(st, order)
 		}
 		entry.Reason = "replaced " + replaced + " by hand, which is now on the failed list"
 	}
-	if semver != "" {
-		st.CurrentVersion = semver
+	if current != "" {
+		st.CurrentVersion = current
 	}
 	st.CurrentImage = image
 	st.RollbackCount = 0
@@ -45,27 +47,17 @@ func Success(st *v1alpha1.RollingUpgradeConfigStatus, version, semver, image str
 	return true
 }
 
-// isDowngrade: to is an older semver version than from.
-func isDowngrade(from, to string) bool {
-	f, err := semver.NewVersion(from)
-	if err != nil {
-		return false
-	}
-	t, err := semver.NewVersion(to)
-	return err == nil && t.LessThan(f)
-}
-
 // Rollback records a version that failed its health check: it joins the failed list (once), the
 // counter goes up, and the circuit opens when the counter reaches maxRollbacks. It reports whether
 // the rollback was recorded and whether it opened the circuit. reason, when not empty, goes into
 // the history entry: what failed beyond readiness (an analysis).
-func Rollback(st *v1alpha1.RollingUpgradeConfigStatus, version, image, reason string, appliedAt metav1.Time, maxRollbacks int32) (recorded, opened bool) {
+func Rollback(st *v1alpha1.RollingUpgradeConfigStatus, version, image, reason string, appliedAt metav1.Time, maxRollbacks int32, order Order) (recorded, opened bool) {
 	if lastIs(st, version, appliedAt, v1alpha1.ResultRolledBack) {
 		return false, false
 	}
 	if !slices.Contains(st.FailedVersions, version) {
 		st.FailedVersions = append(st.FailedVersions, version)
-		capFailed(st)
+		capFailed(st, order)
 	}
 	st.RollbackCount++
 	appendHistory(st, v1alpha1.VersionHistoryEntry{Version: version, Image: image, AppliedAt: appliedAt, Status: v1alpha1.ResultRolledBack, Reason: reason})
@@ -78,7 +70,7 @@ func Rollback(st *v1alpha1.RollingUpgradeConfigStatus, version, image, reason st
 
 // AdoptFailed adds versions that failed in an earlier life of the config (its record in Git) to the
 // failed list, within v1alpha1.MaxFailedVersions; it reports whether the list changed.
-func AdoptFailed(st *v1alpha1.RollingUpgradeConfigStatus, versions []string) bool {
+func AdoptFailed(st *v1alpha1.RollingUpgradeConfigStatus, versions []string, order Order) bool {
 	n := len(st.FailedVersions)
 	for _, v := range versions {
 		if !slices.Contains(st.FailedVersions, v) {
@@ -88,7 +80,7 @@ func AdoptFailed(st *v1alpha1.RollingUpgradeConfigStatus, versions []string) boo
 	if len(st.FailedVersions) == n {
 		return false
 	}
-	capFailed(st)
+	capFailed(st, order)
 	return true
 }
 
@@ -112,10 +104,10 @@ func Withdraw(st *v1alpha1.RollingUpgradeConfigStatus, version, image string, ap
 
 // Reject records a version a person rejected: it joins the failed list (once) without a rollout,
 // and the history says who and why. It is no rollback: the counter and the circuit stay.
-func Reject(st *v1alpha1.RollingUpgradeConfigStatus, version, image, by, reason string, at metav1.Time) {
+func Reject(st *v1alpha1.RollingUpgradeConfigStatus, version, image, by, reason string, at metav1.Time, order Order) {
 	if !slices.Contains(st.FailedVersions, version) {
 		st.FailedVersions = append(st.FailedVersions, version)
-		capFailed(st)
+		capFailed(st, order)
 	}
 	appendHistory(st, v1alpha1.VersionHistoryEntry{Version: version, Image: image, AppliedAt: at, Status: v1alpha1.ResultRejected,
 		RequestedBy: by, Reason: reason})
@@ -135,23 +127,38 @@ func Retry(st *v1alpha1.RollingUpgradeConfigStatus, version, image, by string, a
 	return true
 }
 
+// Order compares two versions by a config's rules, newest last (version.Policy.Compare); ok is
+// false when it cannot read one of them. Nil compares them as semver.
+type Order func(a, b string) (c int, ok bool)
+
+// semverOrder compares two semver versions.
+func semverOrder(a, b string) (int, bool) {
+	va, errA := semver.NewVersion(a)
+	vb, errB := semver.NewVersion(b)
+	if errA != nil || errB != nil {
+		return 0, false
+	}
+	return va.Compare(vb), true
+}
+
 // capFailed keeps the failed list within v1alpha1.MaxFailedVersions. Versions at or below the
-// current version go first (they are never candidates: only newer versions are), lowest first;
-// then the oldest entries. Each dropped version is counted.
-func capFailed(st *v1alpha1.RollingUpgradeConfigStatus) {
+// current version by the config's order go first (they are never candidates: only newer versions
+// are), oldest version first; then the oldest entries. Each dropped version is counted.
+func capFailed(st *v1alpha1.RollingUpgradeConfigStatus, order Order) {
 	excess := len(st.FailedVersions) - v1alpha1.MaxFailedVersions
 	if excess <= 0 {
 		return
 	}
-	var below []string
-	if cur, err := semver.NewVersion(st.CurrentVersion); err == nil {
-		for _, f := range st.FailedVersions {
-			if v, err := semver.NewVersion(f); err == nil && !v.GreaterThan(cur) {
-				below = append(below, f)
-			}
-		}
-		slices.SortStableFunc(below, func(a, b string) int { return semver.MustParse(a).Compare(semver.MustParse(b)) })
+	if order == nil {
+		order = semverOrder
 	}
+	var below []string
+	for _, f := range st.FailedVersions {
+		if c, ok := order(f, st.CurrentVersion); ok && c <= 0 {
+			below = append(below, f)
+		}
+	}
+	slices.SortStableFunc(below, func(a, b string) int { c, _ := order(a, b); return c })
 	drop := map[string]bool{}
 	for _, f := range below[:min(excess, len(below))] {
 		drop[f] = true

@@ -3,6 +3,7 @@ package bookkeeping
 import (
 	"fmt"
 	"slices"
+	"strconv"
 	"testing"
 	"time"
 
@@ -17,7 +18,7 @@ var t0 = metav1.NewTime(time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC))
 func TestSuccessResetsCounterAndCircuit(t *testing.T) {
 	st := v1alpha1.RollingUpgradeConfigStatus{RollbackCount: 2, CircuitOpen: true, FailedVersions: []string{"1.2.0"},
 		CurrentVersion: "1.1.0", CurrentImage: "r/app:1.1.0"}
-	Success(&st, "1.3.0", "1.3.0", "r/app:1.3.0", t0)
+	Success(&st, "1.3.0", "1.3.0", "r/app:1.3.0", t0, false, nil)
 	if st.CurrentVersion != "1.3.0" || st.CurrentImage != "r/app:1.3.0" || st.RollbackCount != 0 || st.CircuitOpen {
 		t.Errorf("status = %+v", st)
 	}
@@ -55,7 +56,7 @@ func TestRollback(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			st := tc.before
-			recorded, opened := Rollback(&st, tc.version, "r/app:"+tc.version, "", t0, tc.maxRollbacks)
+			recorded, opened := Rollback(&st, tc.version, "r/app:"+tc.version, "", t0, tc.maxRollbacks, nil)
 			if !recorded {
 				t.Fatal("rollback not recorded")
 			}
@@ -75,7 +76,7 @@ func TestHistoryKeepsTheNewest50(t *testing.T) {
 	var st v1alpha1.RollingUpgradeConfigStatus
 	for i := range 60 {
 		v := fmt.Sprintf("1.%d.0", i)
-		Success(&st, v, v, "r/app", metav1.NewTime(t0.Add(time.Duration(i)*time.Hour)))
+		Success(&st, v, v, "r/app", metav1.NewTime(t0.Add(time.Duration(i)*time.Hour)), false, nil)
 	}
 	if len(st.VersionHistory) != v1alpha1.MaxHistory {
 		t.Fatalf("history has %d entries", len(st.VersionHistory))
@@ -101,6 +102,7 @@ func TestFailedVersionsAreCapped(t *testing.T) {
 		// inputs
 		current string
 		failed  []string
+		order   Order // nil: semver
 		// expected
 		wantDropped   []string
 		wantDropCount int32
@@ -110,12 +112,16 @@ func TestFailedVersionsAreCapped(t *testing.T) {
 			failed: append([]string{"1.2.0", "1.1.0"}, versions("2.0.", 99)...), wantDropped: []string{"1.1.0"}, wantDropCount: 1},
 		{name: "with none below the current one the oldest goes", current: "1.0.0",
 			failed: versions("2.0.", 101), wantDropped: []string{"2.0.0"}, wantDropCount: 1},
+		// Build numbers, the lowest the newest: 6000 is older than the running 5000 and goes; as
+		// semver every one of 10..198 would be "below" 5000, and 10 would go.
+		{name: "below the current one by the config's order, not by semver", current: "5000", order: descendingNumbers,
+			failed: append([]string{"40", "6000"}, versions("1", 99)...), wantDropped: []string{"6000"}, wantDropCount: 1},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			st := v1alpha1.RollingUpgradeConfigStatus{CurrentVersion: tc.current, FailedVersions: slices.Clone(tc.failed[:len(tc.failed)-1])}
 			last := tc.failed[len(tc.failed)-1]
-			Rollback(&st, last, "r/app:"+last, "", t0, 1000)
+			Rollback(&st, last, "r/app:"+last, "", t0, 1000, tc.order)
 			if len(st.FailedVersions) > v1alpha1.MaxFailedVersions {
 				t.Errorf("%d failed versions, over the cap", len(st.FailedVersions))
 			}
@@ -149,11 +155,12 @@ func TestForcedDowngradeFailsTheReplacedVersion(t *testing.T) {
 		name string
 		// inputs
 		current, next string
+		forcedDown    bool
 		// expected
 		wantFailed []string
 		wantReason string
 	}{
-		{name: "a downgrade fails the replaced version", current: "1.4.0", next: "1.3.0", wantFailed: []string{"1.4.0"},
+		{name: "a downgrade fails the replaced version", current: "1.4.0", next: "1.3.0", forcedDown: true, wantFailed: []string{"1.4.0"},
 			wantReason: "replaced 1.4.0 by hand, which is now on the failed list"},
 		{name: "an upgrade fails nothing", current: "1.3.0", next: "1.4.0"},
 		{name: "a first version fails nothing", current: "", next: "1.3.0"},
@@ -161,7 +168,7 @@ func TestForcedDowngradeFailsTheReplacedVersion(t *testing.T) {
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
 			st := v1alpha1.RollingUpgradeConfigStatus{CurrentVersion: tc.current}
-			Success(&st, tc.next, tc.next, "r/app:"+tc.next, t0)
+			Success(&st, tc.next, tc.next, "r/app:"+tc.next, t0, tc.forcedDown, nil)
 			if !slices.Equal(st.FailedVersions, tc.wantFailed) {
 				t.Errorf("failed = %v, want %v", st.FailedVersions, tc.wantFailed)
 			}
@@ -181,8 +188,8 @@ func TestForcedDowngradeFailsTheReplacedVersion(t *testing.T) {
 func TestRejectAndRetry(t *testing.T) {
 	st := v1alpha1.RollingUpgradeConfigStatus{RollbackCount: 1, CircuitOpen: true, FailedVersions: []string{"1.1.0"}}
 	t1 := metav1.NewTime(t0.Add(time.Hour))
-	Reject(&st, "1.2.0", "r/app:1.2.0", "alice", "breaks checkout", t0)
-	Reject(&st, "1.2.0", "r/app:1.2.0", "bob", "", t1)
+	Reject(&st, "1.2.0", "r/app:1.2.0", "alice", "breaks checkout", t0, nil)
+	Reject(&st, "1.2.0", "r/app:1.2.0", "bob", "", t1, nil)
 	if !Retry(&st, "1.1.0", "r/app:1.1.0", "carol", t1) || Retry(&st, "1.9.0", "r/app:1.9.0", "carol", t1) {
 		t.Error("Retry reports a change wrongly")
 	}
@@ -248,10 +255,26 @@ func TestRequestsAfterAVerdictHideItFromNoOne(t *testing.T) {
 	rejected := v1alpha1.VersionHistoryEntry{Version: "1.3.0", Image: "r/app:1.3.0", AppliedAt: t1, Status: v1alpha1.ResultRejected}
 	st := &v1alpha1.RollingUpgradeConfigStatus{VersionHistory: []v1alpha1.VersionHistoryEntry{rolledBack, rejected},
 		FailedVersions: []string{"1.2.0", "1.3.0"}, RollbackCount: 1}
-	if recorded, _ := Rollback(st, "1.2.0", "r/app:1.2.0", "", t1, 3); recorded || st.RollbackCount != 1 || len(st.VersionHistory) != 2 {
+	if recorded, _ := Rollback(st, "1.2.0", "r/app:1.2.0", "", t1, 3, nil); recorded || st.RollbackCount != 1 || len(st.VersionHistory) != 2 {
 		t.Errorf("the rollback recorded again: recorded %v, rollbacks %d, history %d", recorded, st.RollbackCount, len(st.VersionHistory))
 	}
 	if got := Rollouts(st); len(got) != 1 || got[0] != rolledBack || len(st.VersionHistory) != 2 {
 		t.Errorf("rollouts %+v, want the rollback only, the history untouched", got)
 	}
+}
+
+// descendingNumbers orders decimal tags, the lowest the newest.
+func descendingNumbers(a, b string) (int, bool) {
+	x, errA := strconv.Atoi(a)
+	y, errB := strconv.Atoi(b)
+	if errA != nil || errB != nil {
+		return 0, false
+	}
+	switch {
+	case x > y:
+		return -1, true
+	case x < y:
+		return 1, true
+	}
+	return 0, true
 }

@@ -324,6 +324,15 @@ spec:
   maintenanceWindow: {schedule: "0 0 30 2 *", duration: 1h}
 ---
 apiVersion: rollgate.dev/v1alpha1
+kind: RollingUpgradeConfig
+metadata: {name: builds, namespace: shop}
+spec:
+  targetRef: {kind: Deployment, name: worker}
+  image: ghcr.io/acme/worker
+  tagPolicy: {numerical: {}}
+  filterTags: {pattern: '^main-(?P<ts>[0-9]+)$', extract: $time}
+---
+apiVersion: rollgate.dev/v1alpha1
 kind: RolloutCalendar
 metadata: {name: nights}
 spec:
@@ -344,6 +353,7 @@ spec:
 		`error: RollingUpgradeConfig shop/typo: error unmarshaling JSON: while decoding JSON: json: unknown field "healthTimout"`,
 		"error: RollingUpgradeConfig shop/bad: spec.versionConstraint: ",
 		"error: RollingUpgradeConfig shop/bad: spec.maintenanceWindow: ",
+		"error: RollingUpgradeConfig shop/builds: spec.filterTags.extract: $time: the pattern has no group of that name (it has ts)",
 		"error: RolloutCalendar shop/nights: spec.windows[0] (late): ")
 	if strings.Contains(got, "ConfigMap") {
 		t.Errorf("lint checked a ConfigMap:\n%s", got)
@@ -375,6 +385,24 @@ func TestHelpNeedsNoCluster(t *testing.T) {
 		root.SetArgs(args)
 		if err := root.Execute(); err != nil {
 			t.Errorf("%v: %v", args, err)
+		}
+	}
+}
+
+// describe says how a config reads its tags: its constraint, or its tag policy and filter.
+func TestDescribeSaysHowTagsAreRead(t *testing.T) {
+	for _, tc := range []struct {
+		spec v1alpha1.RollingUpgradeConfigSpec
+		want string
+	}{
+		{v1alpha1.RollingUpgradeConfigSpec{VersionConstraint: ">=1.0.0"}, ">=1.0.0"},
+		{v1alpha1.RollingUpgradeConfigSpec{VersionConstraint: ">=0.0.0", TagPolicy: &v1alpha1.TagPolicy{Numerical: &v1alpha1.TagOrder{}},
+			FilterTags: &v1alpha1.TagFilter{Pattern: "^main-(?P<ts>[0-9]+)$", Extract: "$ts"}}, "numerical, tags matching ^main-(?P<ts>[0-9]+)$ by $ts"},
+		{v1alpha1.RollingUpgradeConfigSpec{TagPolicy: &v1alpha1.TagPolicy{Alphabetical: &v1alpha1.TagOrder{Order: v1alpha1.TagOrderDescending}},
+			FilterTags: &v1alpha1.TagFilter{Pattern: "^[0-9]{8}$"}}, "alphabetical (the lowest the newest), tags matching ^[0-9]{8}$"},
+	} {
+		if got := versionRules(tc.spec); got != tc.want {
+			t.Errorf("versionRules = %q, want %q", got, tc.want)
 		}
 	}
 }

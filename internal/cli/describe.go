@@ -76,7 +76,7 @@ func (s scene) write(out io.Writer, now time.Time) {
 	w := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	line := func(label, value string) { _, _ = fmt.Fprintf(w, "%s:\t%s\n", label, value) }
 	line("Name", c.Namespace+"/"+c.Name)
-	line("Image", c.Spec.Image+", versions "+orDash(c.Spec.VersionConstraint))
+	line("Image", c.Spec.Image+", versions "+versionRules(c.Spec))
 	line("Workload", s.workloadLine())
 	line("Phase", string(st.Phase))
 	if r := apimeta.FindStatusCondition(st.Conditions, meta.ReadyCondition); r != nil {
@@ -175,4 +175,27 @@ func eventRows(events []eventsv1.Event, now time.Time) [][]string {
 		rows = append(rows, []string{duration.HumanDuration(now.Sub(when(e))), e.Type, e.Reason, e.Note})
 	}
 	return rows
+}
+
+// versionRules says how a config reads its tags: the semver constraint, or its tag policy and
+// filter.
+func versionRules(spec v1alpha1.RollingUpgradeConfigSpec) string {
+	rules := orDash(spec.VersionConstraint)
+	if tp := spec.TagPolicy; tp != nil {
+		order := tp.Numerical
+		rules = "numerical"
+		if tp.Alphabetical != nil {
+			order, rules = tp.Alphabetical, "alphabetical"
+		}
+		if order != nil && order.Order == v1alpha1.TagOrderDescending {
+			rules += " (the lowest the newest)"
+		}
+	}
+	if f := spec.FilterTags; f != nil {
+		rules += ", tags matching " + f.Pattern
+		if f.Extract != "" {
+			rules += " by " + f.Extract
+		}
+	}
+	return rules
 }

@@ -18,7 +18,7 @@ import (
 	"sigs.k8s.io/yaml"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
-	"github.com/rollgate/rollgate/internal/version"
+	"github.com/rollgate/rollgate/internal/rollout"
 	"github.com/rollgate/rollgate/internal/window"
 )
 
@@ -136,8 +136,8 @@ func offlineProblems(kind string, doc []byte, now time.Time) []string {
 	}
 	switch o := obj.(type) {
 	case *v1alpha1.RollingUpgradeConfig:
-		if _, err := version.NewPolicy(o.Spec.VersionConstraint); err != nil {
-			problems = append(problems, "spec.versionConstraint: "+err.Error())
+		if _, err := rollout.PolicyOf(o.Spec); err != nil {
+			problems = append(problems, err.Error())
 		}
 		if mw := o.Spec.MaintenanceWindow; mw != nil {
 			schedule("spec.maintenanceWindow", mw.Schedule, mw.Duration, mw.TimeZone)

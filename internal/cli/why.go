@@ -11,7 +11,7 @@ import (
 	"k8s.io/apimachinery/pkg/util/duration"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
-	"github.com/rollgate/rollgate/internal/version"
+	"github.com/rollgate/rollgate/internal/rollout"
 )
 
 func (a *app) whyCommand() *cobra.Command {
@@ -51,7 +51,7 @@ func why(ruc *v1alpha1.RollingUpgradeConfig, v string, now time.Time) string {
 	case slices.Contains(st.FailedVersions, v):
 		return failedWhy(ruc, v)
 	}
-	if p, err := version.NewPolicy(ruc.Spec.VersionConstraint); err == nil {
+	if p, err := rollout.PolicyOf(ruc.Spec); err == nil {
 		if c := p.Choose([]string{v}, st.CurrentVersion, st.FailedVersions); c.Tag == "" && len(c.Skipped) > 0 {
 			return fmt.Sprintf("%s never rolls out %s: %s", name, v, c.Skipped[0].Reason)
 		}

@@ -9,8 +9,9 @@ import (
 
 // needsApproval reports whether version tag waits for a person under policy, given the running
 // version and the version the approve annotation names. An approval names one version exactly,
-// so one left behind for an earlier version approves nothing new.
-func needsApproval(policy v1alpha1.ApprovalPolicy, current, tag, approved string) bool {
+// so one left behind for an earlier version approves nothing new. Only semver has majors: under
+// a tag policy (a build number, a date) Major holds every version, as Required does.
+func needsApproval(policy v1alpha1.ApprovalPolicy, semver bool, current, tag, approved string) bool {
 	if tag == approved {
 		return false
 	}
@@ -18,7 +19,7 @@ func needsApproval(policy v1alpha1.ApprovalPolicy, current, tag, approved string
 	case v1alpha1.ApprovalRequired:
 		return true
 	case v1alpha1.ApprovalMajor:
-		return version.NewMajor(current, tag)
+		return !semver || version.NewMajor(current, tag)
 	}
 	return false
 }

@@ -14,20 +14,26 @@ import (
 func TestNeedsApproval(t *testing.T) {
 	for _, c := range []struct {
 		policy            v1alpha1.ApprovalPolicy
+		tagPolicy         bool // a tag policy orders the tags: there are no majors
 		current, tag, ann string
 		want              bool
 	}{
-		{"", "1.0.0", "2.0.0", "", false},
-		{v1alpha1.ApprovalNone, "1.0.0", "2.0.0", "", false},
-		{v1alpha1.ApprovalRequired, "1.0.0", "1.0.1", "", true},
-		{v1alpha1.ApprovalRequired, "1.0.0", "1.0.1", "1.0.1", false},
-		{v1alpha1.ApprovalRequired, "1.0.0", "1.0.2", "1.0.1", true},  // an approval of another version
-		{v1alpha1.ApprovalRequired, "1.0.0", "v1.0.1", "1.0.1", true}, // names the tag exactly
-		{v1alpha1.ApprovalMajor, "1.0.0", "1.9.0", "", false},
-		{v1alpha1.ApprovalMajor, "1.0.0", "2.0.0", "", true},
-		{v1alpha1.ApprovalMajor, "1.0.0", "2.0.0", "2.0.0", false},
+		{"", false, "1.0.0", "2.0.0", "", false},
+		{v1alpha1.ApprovalNone, false, "1.0.0", "2.0.0", "", false},
+		{v1alpha1.ApprovalRequired, false, "1.0.0", "1.0.1", "", true},
+		{v1alpha1.ApprovalRequired, false, "1.0.0", "1.0.1", "1.0.1", false},
+		{v1alpha1.ApprovalRequired, false, "1.0.0", "1.0.2", "1.0.1", true},  // an approval of another version
+		{v1alpha1.ApprovalRequired, false, "1.0.0", "v1.0.1", "1.0.1", true}, // names the tag exactly
+		{v1alpha1.ApprovalMajor, false, "1.0.0", "1.9.0", "", false},
+		{v1alpha1.ApprovalMajor, false, "1.0.0", "2.0.0", "", true},
+		{v1alpha1.ApprovalMajor, false, "1.0.0", "2.0.0", "2.0.0", false},
+		// Builds numbered 42 and 43 are no versions 42.0.0 and 43.0.0: every one waits.
+		{v1alpha1.ApprovalMajor, true, "42", "43", "", true},
+		{v1alpha1.ApprovalMajor, true, "2026.12.01-01", "2026.12.02-01", "", true},
+		{v1alpha1.ApprovalMajor, true, "42", "43", "43", false},
+		{"", true, "42", "43", "", false},
 	} {
-		if got := needsApproval(c.policy, c.current, c.tag, c.ann); got != c.want {
+		if got := needsApproval(c.policy, !c.tagPolicy, c.current, c.tag, c.ann); got != c.want {
 			t.Errorf("needsApproval(%q, %s → %s, approved %q) = %v, want %v", c.policy, c.current, c.tag, c.ann, got, c.want)
 		}
 	}

@@ -29,6 +29,9 @@ func Decide(in Input) Decision {
 func decide(in Input) Decision {
 	cfg := in.Config
 	d := Decision{Annotations: AnnotationsOf(cfg), Status: *cfg.Status.DeepCopy(), old: &cfg.Status, now: in.Now}
+	if d.policy, d.policyErr = PolicyOf(cfg.Spec); d.policyErr != nil {
+		d.policy = semverPolicy
+	}
 	d.Status.ObservedGeneration = cfg.Generation
 	d.Status.Hold = nil // a gate that still holds the version says so again
 	if d.Status.Phase == "" {
@@ -183,7 +186,7 @@ func lostFight(d *Decision, in Input, w *Workload) {
 		// Under GitFirst the image the tool put back is checked once the stand-in ends (fromGit).
 		if w.Verdict.State == health.Healthy && image.SameRepository(w.Image, spec.Image) && !image.Renders(w.Image, d.Status.CurrentImage) &&
 			!slices.Contains(d.Status.FailedVersions, image.Version(w.Image)) && !StandsInForGit(in.Config) {
-			recordRunning(&d.Status, w.Image)
+			d.recordRunning(w.Image)
 		}
 	}
 	if StandsInForGit(in.Config) {
@@ -245,10 +248,11 @@ func circuitMessage(st *v1alpha1.RollingUpgradeConfigStatus, available string) s
 		st.RollbackCount, availableNote(available), v1alpha1.ResetCircuitAnnotation)
 }
 
-// describeIgnored lists candidates that were not semver, so a user can see why an announced tag
-// does nothing; a registry with thousands of CI tags is summed up (see listed).
-func describeIgnored(notSemver []string, cands []Candidate) string {
-	if len(notSemver) == 0 {
+// describeIgnored lists candidates the config's rules could not read (why says so), so a user can
+// see why an announced tag does nothing; a registry with thousands of CI tags is summed up (see
+// listed).
+func describeIgnored(why string, unread []string, cands []Candidate) string {
+	if len(unread) == 0 {
 		return ""
 	}
 	// One pass over the candidates: a registry may announce thousands of tags, and looking up the
@@ -257,11 +261,11 @@ func describeIgnored(notSemver []string, cands []Candidate) string {
 	for _, c := range cands {
 		from[c.Tag] = append(from[c.Tag], c.Source)
 	}
-	parts := make([]string, 0, len(notSemver))
-	for _, tag := range notSemver {
+	parts := make([]string, 0, len(unread))
+	for _, tag := range unread {
 		parts = append(parts, tag+" from "+strings.Join(from[tag], ", "))
 	}
-	return "; ignored, not semver: " + listed(parts)
+	return "; ignored, " + why + ": " + listed(parts)
 }
 
 func sourcesOf(tag string, cands []Candidate) string {

@@ -13,6 +13,7 @@ import (
 	"github.com/rollgate/rollgate/api/v1alpha1"
 	"github.com/rollgate/rollgate/internal/health"
 	"github.com/rollgate/rollgate/internal/inplace"
+	"github.com/rollgate/rollgate/internal/version"
 )
 
 // Write is one of the two writes a decision makes. Each event belongs to the write that records the
@@ -100,6 +101,10 @@ type Decision struct {
 
 	old *v1alpha1.RollingUpgradeConfigStatus
 	now time.Time
+	// policy reads the config's tags as versions (PolicyOf); while policyErr says its rules cannot
+	// be read, it is semver's.
+	policy    *version.Policy
+	policyErr error
 }
 
 // lookWithin asks for another look after at most after (when it is positive), keeping a sooner

@@ -157,7 +157,7 @@ func fromGit(d *Decision, in Input, w *Workload) bool {
 	opened := false
 	if !recorded {
 		_, opened = bookkeeping.Rollback(st, ver, img, "brought back through Git: "+ref.Path+" changed under rollgate",
-			metav1.NewTime(in.Now.UTC().Truncate(time.Second)), in.Config.Spec.MaxRollbacks)
+			metav1.NewTime(in.Now.UTC().Truncate(time.Second)), in.Config.Spec.MaxRollbacks, d.policy.Compare)
 	}
 	d.eventAbout(ver, WriteAnnotations, corev1.EventTypeWarning, v1alpha1.EventFailedVersionFromGit,
 		"%s runs %s, which failed before, from Git (%s of GitWriteBack %s changed under rollgate): rolling back to %s by a new commit",

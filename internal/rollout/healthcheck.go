@@ -14,7 +14,6 @@ import (
 	"github.com/rollgate/rollgate/internal/health"
 	"github.com/rollgate/rollgate/internal/image"
 	"github.com/rollgate/rollgate/internal/text"
-	"github.com/rollgate/rollgate/internal/version"
 )
 
 // start applies an image: the annotations say HealthCheck from now on. The status is written
@@ -196,11 +195,10 @@ func reach(d *Decision, in Input, w *Workload, g gates, ver string, started time
 // pass ends the check of a healthy version: it is current now.
 func pass(d *Decision, in Input, g gates, ver string, started time.Time) {
 	st, a := &d.Status, d.Annotations
-	semver := ""
-	if version.IsSemver(image.Tag(a.TargetImage)) {
-		semver = image.Tag(a.TargetImage)
-	}
-	bookkeeping.Success(st, ver, semver, a.TargetImage, metav1.NewTime(started))
+	current := d.versionOf(a.TargetImage)
+	// A person forced an older version than the one it replaces, by the config's rules.
+	c, comparable := d.policy.Compare(current, st.CurrentVersion)
+	bookkeeping.Success(st, ver, current, a.TargetImage, metav1.NewTime(started), comparable && c < 0, d.policy.Compare)
 	d.end(OutcomeHealthy, a.TargetImage, started)
 	d.event(WriteAnnotations, corev1.EventTypeNormal, v1alpha1.EventUpdateComplete, "%s is healthy after %s%s",
 		a.TargetImage, in.Now.Sub(started).Round(time.Second), g.passedNote())
@@ -227,7 +225,7 @@ func fail(d *Decision, in Input, w *Workload, g gates, ver string, started time.
 		why, reason = g.j.Why, analysis.Short(in.Config.Spec.Analysis, g.hc, 256)
 		query = "; query: " + failedQuery(g.j.Query, QueryVars(in.Config, a.TargetImage, w.Container))
 	}
-	recorded, opened := bookkeeping.Rollback(st, ver, a.TargetImage, reason, metav1.NewTime(started), in.Config.Spec.MaxRollbacks)
+	recorded, opened := bookkeeping.Rollback(st, ver, a.TargetImage, reason, metav1.NewTime(started), in.Config.Spec.MaxRollbacks, d.policy.Compare)
 	d.end(OutcomeFailed, a.TargetImage, started)
 	d.event(WriteAnnotations, corev1.EventTypeWarning, v1alpha1.EventUpdateRollback, "%s %s; rolling back to %s%s", a.TargetImage, why, orNone(st.CurrentImage), query)
 	// The circuit opened now, or (a repeated decision) with the record written last time.

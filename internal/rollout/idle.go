@@ -49,11 +49,11 @@ func idle(d *Decision, in Input) {
 
 // parseSpec parses the constraint and the calendar (calendarOf); a bad one stalls the config.
 func parseSpec(d *Decision, in Input) (*version.Policy, *window.Calendar, bool) {
-	policy, err := version.NewPolicy(in.Config.Spec.VersionConstraint)
-	if err != nil {
-		d.stalled(v1alpha1.EventInvalidSpec, "spec.versionConstraint: %v", err)
+	if d.policyErr != nil {
+		d.stalled(v1alpha1.EventInvalidSpec, "%v", d.policyErr)
 		return nil, nil, false
 	}
+	policy := d.policy
 	calendar, err := calendarOf(in)
 	if err != nil {
 		d.stalled(v1alpha1.EventInvalidSpec, "%v", err)
@@ -120,22 +120,23 @@ func calendarRule(cw v1alpha1.CalendarWindow, name string, now time.Time) (windo
 // or a tag such as main-abc1234 gets no automatic update until a person picks a version.
 func recordFirstSight(d *Decision, in Input, w *Workload) {
 	st := &d.Status
+	if st.CurrentImage != "" && st.CurrentVersion == "" {
+		// Recorded before the config's rules read its tag (a tag policy given since): adopted.
+		st.CurrentVersion = d.versionOf(st.CurrentImage)
+	}
 	target := d.Annotations.TargetImage
 	if st.CurrentImage != "" || w.Verdict.State != health.Healthy || (target != "" && !image.Renders(w.Image, target)) {
 		return
 	}
-	recordRunning(st, w.Image)
+	d.recordRunning(w.Image)
 	rt := RecordedTargetOf(in.Config.Spec)
 	st.RecordedTarget = &rt
 }
 
 // recordRunning records img, which the workload runs, as the current image; its version only when
-// its tag is semver.
-func recordRunning(st *v1alpha1.RollingUpgradeConfigStatus, img string) {
-	st.CurrentImage, st.CurrentVersion = img, ""
-	if tag := image.Tag(img); version.IsSemver(tag) {
-		st.CurrentVersion = tag
-	}
+// the config's rules read its tag.
+func (d *Decision) recordRunning(img string) {
+	d.Status.CurrentImage, d.Status.CurrentVersion = img, d.versionOf(img)
 }
 
 // gitRecordRead: a config that writes back to Git starts nothing before its record there was read
@@ -191,12 +192,12 @@ func handTargetProblem(st *v1alpha1.RollingUpgradeConfigStatus, spec v1alpha1.Ro
 	return ""
 }
 
-// pinned: a target-image that names no semver version (a digest, or a tag such as main) turns
-// automatic updates off until the annotation is removed.
+// pinned: a target-image that names no version the config's rules read (a digest, or a tag such as
+// main) turns automatic updates off until the annotation is removed.
 func pinned(d *Decision) bool {
 	st := &d.Status
 	target := d.Annotations.TargetImage
-	if target == "" || version.IsSemver(image.Tag(target)) {
+	if target == "" || d.versionOf(target) != "" {
 		return true
 	}
 	d.rest()
@@ -248,8 +249,8 @@ type choice struct {
 }
 
 // choose picks the best eligible candidate and records it as available. A config whose current
-// image has no semver version compares nothing: every candidate counts as newer, which could be a
-// downgrade, so the gate holds it.
+// image has no version its rules read compares nothing: every candidate counts as newer, which
+// could be a downgrade, so the gate holds it.
 func choose(d *Decision, in Input, policy *version.Policy) choice {
 	st := &d.Status
 	tags := make([]string, 0, len(in.Candidates))
@@ -258,7 +259,7 @@ func choose(d *Decision, in Input, policy *version.Policy) choice {
 	}
 	// A current version that is not semver (a digest an older status holds) compares nothing; the
 	// gate then holds the choice.
-	age := newReleaseAge(in, st)
+	age := newReleaseAge(in, st, policy)
 	var hold func(string) bool
 	if age != nil {
 		hold = age.hold
@@ -282,13 +283,19 @@ func choose(d *Decision, in Input, policy *version.Policy) choice {
 		d.eventAbout(ch.Tag, WriteStatus, corev1.EventTypeNormal, v1alpha1.EventVersionAvailable, "%s is available (current: %s)", ch.Tag, orNone(st.CurrentVersion))
 	}
 	st.AvailableVersion = ch.Tag
-	var notSemver []string
+	// Tags the rules cannot read are named, so that a person sees why an announced tag does
+	// nothing; those a filter leaves out are left out on purpose.
+	var unread []string
 	for _, s := range ch.Skipped {
-		if s.Reason == version.SkipNotSemver {
-			notSemver = append(notSemver, s.Tag)
+		if s.Reason == version.SkipNotSemver || s.Reason == version.SkipNotANumber {
+			unread = append(unread, s.Tag)
 		}
 	}
-	return choice{tag: ch.Tag, ignored: describeIgnored(notSemver, in.Candidates), held: ch.Held, age: age}
+	why := "not semver"
+	if !policy.Semver() {
+		why = "not read by spec.tagPolicy"
+	}
+	return choice{tag: ch.Tag, ignored: describeIgnored(why, unread, in.Candidates), held: ch.Held, age: age}
 }
 
 // justCompleted: Ready is still the verdict of the last rollout, for this generation of the spec.

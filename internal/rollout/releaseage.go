@@ -5,10 +5,10 @@ import (
 	"slices"
 	"time"
 
-	"github.com/Masterminds/semver/v3"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/internal/version"
 )
 
 // releaseAge holds the candidates younger than spec.minReleaseAge (version.Policy.ChooseHeld asks
@@ -25,6 +25,8 @@ type releaseAge struct {
 	read    map[string]bool      // the versions whose build time was asked for
 	answers map[string]CreatedAnswer
 	asks    []string // the versions held for the want of their build time
+	// policy orders the versions, by the config's rules.
+	policy *version.Policy
 }
 
 // MaxCreatedReads bounds the build times one look asks the registry for; the rest wait (by their
@@ -36,7 +38,7 @@ const MaxCreatedReads = 3
 var earliestBuild = time.Date(2013, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // newReleaseAge is the hold of a config with spec.minReleaseAge; nil without it.
-func newReleaseAge(in Input, st *v1alpha1.RollingUpgradeConfigStatus) *releaseAge {
+func newReleaseAge(in Input, st *v1alpha1.RollingUpgradeConfigStatus, policy *version.Policy) *releaseAge {
 	spec := in.Config.Spec
 	minAge := spec.MinReleaseAgeOrZero()
 	if minAge <= 0 {
@@ -44,7 +46,7 @@ func newReleaseAge(in Input, st *v1alpha1.RollingUpgradeConfigStatus) *releaseAg
 	}
 	r := &releaseAge{min: minAge, now: in.Now.UTC().Truncate(time.Second), dated: map[string]time.Time{}, seen: map[string]time.Time{},
 		images: spec.CheckImage || spec.PinDigest || slices.ContainsFunc(spec.Sources, func(s v1alpha1.VersionSource) bool { return s.Registry != nil }),
-		built:  map[string]time.Time{}, read: map[string]bool{}, answers: in.Created}
+		built:  map[string]time.Time{}, read: map[string]bool{}, answers: in.Created, policy: policy}
 	for _, c := range in.Candidates {
 		if at, ok := r.dated[c.Tag]; !c.ReleasedAt.IsZero() && (!ok || c.ReleasedAt.Before(at)) {
 			r.dated[c.Tag] = c.ReleasedAt
@@ -89,22 +91,23 @@ func (r *releaseAge) hold(tag string) bool {
 // are newer than chosen (the version chosen without them), newest first, at most
 // MaxCreatedReads.
 func (r *releaseAge) wanted(chosen string) []string {
-	floor, _ := semver.NewVersion(chosen)
-	var out []*semver.Version
+	var out []string
 	for _, tag := range r.asks {
-		if v, err := semver.NewVersion(tag); err == nil && (floor == nil || v.GreaterThan(floor)) {
-			out = append(out, v)
+		if c, ok := r.policy.Compare(tag, chosen); chosen == "" && r.policy.Reads(tag) || ok && c > 0 {
+			out = append(out, tag)
 		}
 	}
-	slices.SortFunc(out, func(a, b *semver.Version) int { return b.Compare(a) })
-	tags := make([]string, 0, min(len(out), MaxCreatedReads))
-	for _, v := range out[:min(len(out), MaxCreatedReads)] {
-		tags = append(tags, v.Original())
-	}
-	if len(tags) == 0 {
+	slices.SortFunc(out, r.newestFirst)
+	if len(out) == 0 {
 		return nil
 	}
-	return tags
+	return out[:min(len(out), MaxCreatedReads)]
+}
+
+// newestFirst orders two versions the policy reads, the newest first.
+func (r *releaseAge) newestFirst(a, b string) int {
+	c, _ := r.policy.Compare(b, a)
+	return c
 }
 
 // released is when tag was released, and how that is known: the earliest time a source gives,
@@ -130,25 +133,25 @@ func (r *releaseAge) eligibleAt(tag string) time.Time {
 // (the versions beyond the list count as seen now, and wait for a place). A version a source
 // stops announcing for a while keeps its first sight.
 func (r *releaseAge) record(st *v1alpha1.RollingUpgradeConfigStatus) {
-	cur, _ := semver.NewVersion(st.CurrentVersion)
 	type seen struct {
-		v   *semver.Version
 		tag string
 		at  time.Time
 	}
 	var keep []seen
 	for tag, at := range r.seen {
-		v, err := semver.NewVersion(tag)
-		if err != nil || (cur != nil && !v.GreaterThan(cur)) || slices.Contains(st.FailedVersions, tag) {
+		if !r.policy.Reads(tag) || slices.Contains(st.FailedVersions, tag) {
 			continue
 		}
-		keep = append(keep, seen{v, tag, at})
+		if c, ok := r.policy.Compare(tag, st.CurrentVersion); ok && c <= 0 {
+			continue // not newer than what runs
+		}
+		keep = append(keep, seen{tag, at})
 	}
 	slices.SortFunc(keep, func(a, b seen) int {
 		if c := a.at.Compare(b.at); c != 0 {
 			return c
 		}
-		if c := b.v.Compare(a.v); c != 0 {
+		if c := r.newestFirst(a.tag, b.tag); c != 0 {
 			return c
 		}
 		return cmp.Compare(a.tag, b.tag)

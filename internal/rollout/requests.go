@@ -82,7 +82,7 @@ func actOnReject(d *Decision, cfg *v1alpha1.RollingUpgradeConfig, r request) {
 		d.ignored("%s=%s: %s is on the failed list already", v1alpha1.RejectAnnotation, r.version, r.version)
 	default:
 		reason := text.Cut(cfg.GetAnnotations()[v1alpha1.RejectReasonAnnotation], maxHistoryReason, "…")
-		bookkeeping.Reject(st, r.version, cfg.Spec.Image+":"+r.version, r.by, reason, metav1.NewTime(d.now))
+		bookkeeping.Reject(st, r.version, cfg.Spec.Image+":"+r.version, r.by, reason, metav1.NewTime(d.now), d.policy.Compare)
 		d.eventAbout(r.version, WriteStatus, corev1.EventTypeNormal, v1alpha1.EventVersionRejected, "%s rejected%s%s: it is on the failed list and is never rolled out",
 			r.version, byWhom(r.by), because(reason))
 	}

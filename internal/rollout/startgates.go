@@ -5,7 +5,6 @@ import (
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
 	"github.com/rollgate/rollgate/internal/health"
-	"github.com/rollgate/rollgate/internal/version"
 	"github.com/rollgate/rollgate/internal/window"
 )
 
@@ -42,7 +41,7 @@ func gate(d *Decision, in Input, w *Workload, calendar *window.Calendar, ch choi
 		}
 	}
 	why := "from " + sourcesOf(c.tag, in.Candidates)
-	if needsApproval(in.Config.Spec.Approval, d.Status.CurrentVersion, c.tag, "") {
+	if needsApproval(in.Config.Spec.Approval, d.policy.Semver(), d.Status.CurrentVersion, c.tag, "") {
 		why += ", approved in " + v1alpha1.ApproveAnnotation + byWhom(in.Config.GetAnnotations()[v1alpha1.ApprovedByAnnotation])
 	}
 	if c.held != "" {
@@ -64,15 +63,19 @@ func suspended(d *Decision, c *chosen) bool {
 	return true
 }
 
-// unversioned: a current version that is not semver compares nothing, so every candidate would
-// count as newer, which could be a downgrade.
+// unversioned: a current version the config's rules do not read compares nothing, so every
+// candidate would count as newer, which could be a downgrade.
 func unversioned(d *Decision, c *chosen) bool {
 	st := &d.Status
-	if version.IsSemver(st.CurrentVersion) {
+	if st.CurrentVersion != "" && d.policy.Reads(st.CurrentVersion) {
 		return false
 	}
 	d.rest()
-	d.ready(v1alpha1.ReasonUnversioned, "%s runs %s, which has no semver version to compare with: no automatic update until a person "+
+	kind := "semver version"
+	if !d.policy.Semver() {
+		kind = "version spec.tagPolicy and spec.filterTags read"
+	}
+	d.ready(v1alpha1.ReasonUnversioned, "%s runs %s, which has no "+kind+" to compare with: no automatic update until a person "+
 		"picks a version (annotation %s=%s:<version>)%s", c.w.Description, st.CurrentImage, v1alpha1.TargetImageAnnotation,
 		c.in.Config.Spec.Image, availableNote(c.tag))
 	return true
@@ -119,7 +122,7 @@ func circuitOpen(d *Decision, c *chosen) bool {
 
 func unapproved(d *Decision, c *chosen) bool {
 	cfg := c.in.Config
-	if !needsApproval(cfg.Spec.Approval, d.Status.CurrentVersion, c.tag, cfg.GetAnnotations()[v1alpha1.ApproveAnnotation]) {
+	if !needsApproval(cfg.Spec.Approval, d.policy.Semver(), d.Status.CurrentVersion, c.tag, cfg.GetAnnotations()[v1alpha1.ApproveAnnotation]) {
 		return false
 	}
 	awaitApproval(d, cfg, c.tag, c.in.Now)

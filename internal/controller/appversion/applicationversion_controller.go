@@ -23,7 +23,8 @@ import (
 )
 
 // ApplicationVersionReconciler reports on each ApplicationVersion whether its version can be used:
-// Ready=False with reason NotSemver for a tag such as "latest", which every config ignores, and
+// Ready=False with reason NotSemver for a tag such as "latest", which every config ignores unless
+// its tag policy reads it (it does not know its readers), and
 // NotATag for a version no image can have, such as 1.4.0+build.5.
 type ApplicationVersionReconciler struct {
 	Client client.Client
@@ -47,7 +48,7 @@ func (r *ApplicationVersionReconciler) Reconcile(ctx context.Context, req ctrl.R
 			"configs that read it stall until it is fixed", av.Spec.Version)
 	case !version.IsSemver(av.Spec.Version):
 		cond.Status, cond.Reason = metav1.ConditionFalse, v1alpha1.ReasonNotSemver
-		cond.Message = fmt.Sprintf("version %q is not semver; configs ignore it", av.Spec.Version)
+		cond.Message = fmt.Sprintf("version %q is not semver; configs ignore it, but for those whose spec.tagPolicy reads it", av.Spec.Version)
 	}
 	apimeta.SetStatusCondition(&av.Status.Conditions, cond)
 	av.Status.ObservedGeneration = av.Generation

@@ -290,7 +290,11 @@ func (r *GitWriteBackReconciler) record(ctx context.Context, ruc *v1alpha1.Rolli
 		}
 		ruc.Status.GitWriteBack = st
 		// Git now says the status with the adopted failed versions: that is what was written.
-		bookkeeping.AdoptFailed(&ruc.Status, res.Adopted.Failed)
+		var order bookkeeping.Order // semver, while the config's own rules cannot be read
+		if p, err := rollout.PolicyOf(ruc.Spec); err == nil {
+			order = p.Compare
+		}
+		bookkeeping.AdoptFailed(&ruc.Status, res.Adopted.Failed, order)
 		written := writeback.Desire(ruc, gwb)
 		st.Written, st.Repository = written.Digest, written.Repository
 		cond.Status, cond.Reason = metav1.ConditionTrue, v1alpha1.ReasonWritten

@@ -1,0 +1,57 @@
+package rollout
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/internal/image"
+	"github.com/rollgate/rollgate/internal/version"
+)
+
+// defaultConstraint is spec.versionConstraint's default, which the API server writes into every
+// config: beside a tag policy it means no constraint.
+const defaultConstraint = ">=0.0.0"
+
+// PolicyOf is how a config reads its tags as versions: by spec.tagPolicy and spec.filterTags, or
+// as semver within spec.versionConstraint. Its error names the field at fault.
+func PolicyOf(spec v1alpha1.RollingUpgradeConfigSpec) (*version.Policy, error) {
+	r := version.Rules{Constraint: spec.VersionConstraint}
+	if tp := spec.TagPolicy; tp != nil {
+		order := tp.Numerical
+		r.Order = version.Numerical
+		if tp.Alphabetical != nil {
+			order, r.Order = tp.Alphabetical, version.Alphabetical
+		}
+		if order != nil {
+			r.Descending = order.Order == v1alpha1.TagOrderDescending
+		}
+		if r.Constraint == defaultConstraint {
+			r.Constraint = ""
+		}
+	}
+	if f := spec.FilterTags; f != nil {
+		r.Pattern, r.Extract = f.Pattern, f.Extract
+	}
+	p, err := version.Parse(r)
+	var re *version.RuleError
+	if errors.As(err, &re) {
+		field := map[string]string{"constraint": "spec.versionConstraint", "order": "spec.tagPolicy",
+			"pattern": "spec.filterTags.pattern", "extract": "spec.filterTags.extract"}[re.Rule]
+		return nil, fmt.Errorf("%s: %w", field, re.Err)
+	}
+	return p, err
+}
+
+// semverPolicy reads semver tags within no constraint: how a decision reads tags while its config's
+// own rules cannot be read (its health check in flight is judged, nothing new starts).
+var semverPolicy, _ = version.NewPolicy("")
+
+// versionOf is the version of img by the config's rules: its tag if they read it, else "" (a
+// digest, or a tag such as latest).
+func (d *Decision) versionOf(img string) string {
+	if tag := image.Tag(img); tag != "" && d.policy.Reads(tag) {
+		return tag
+	}
+	return ""
+}
