@@ -268,6 +268,9 @@ func TestIntegrationInvalidSpecsAreRejected(t *testing.T) {
 		{"an order that is neither asc nor desc", func(u *unstructured.Unstructured) {
 			set(u, map[string]any{"numerical": map[string]any{"order": "newest"}}, "spec", "tagPolicy")
 		}, "spec.tagPolicy.numerical.order: Unsupported value"},
+		{"an alphabetical tag policy without a filter", func(u *unstructured.Unstructured) {
+			set(u, map[string]any{"alphabetical": map[string]any{}}, "spec", "tagPolicy")
+		}, "an alphabetical tag policy needs filterTags"},
 		{"a tag filter without a pattern", func(u *unstructured.Unstructured) { set(u, map[string]any{"extract": "$ts"}, "spec", "filterTags") },
 			"spec.filterTags.pattern: Required value"},
 		{"empty source", sources(map[string]any{}),

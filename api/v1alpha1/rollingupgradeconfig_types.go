@@ -193,6 +193,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!(has(self.pinDigest) && self.pinDigest && has(self.gitWriteBack) && has(self.gitWriteBack.mode) && self.gitWriteBack.mode == 'GitFirst')",message="pinDigest renders digests, and a GitFirst write-back commits tags: choose one"
 // +kubebuilder:validation:XValidation:rule="!has(self.strategy) || !has(self.strategy.type) || self.strategy.type != 'InPlace' || self.targetRef.kind == 'StatefulSet'",message="strategy InPlace changes the pods of a StatefulSet: targetRef.kind must be StatefulSet"
 // +kubebuilder:validation:XValidation:rule="!(has(self.strategy) && has(self.strategy.type) && self.strategy.type == 'InPlace' && has(self.gitWriteBack) && has(self.gitWriteBack.mode) && self.gitWriteBack.mode == 'GitFirst')",message="strategy InPlace does not work with a GitFirst write-back: use ClusterFirst"
+// +kubebuilder:validation:XValidation:rule="!has(self.tagPolicy) || !has(self.tagPolicy.alphabetical) || has(self.filterTags)",message="an alphabetical tag policy needs filterTags: every tag has a text, and latest or main would read as versions"
 // RollingUpgradeConfigSpec says which workload rollgate steers, where its versions come from, which
 // versions it may take, and when and how carefully it may roll them out.
 type RollingUpgradeConfigSpec struct {
