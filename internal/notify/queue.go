@@ -5,6 +5,7 @@ import (
 	"errors"
 	"math"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"k8s.io/apimachinery/pkg/util/wait"
@@ -53,6 +54,9 @@ type Queue struct {
 	mu      sync.RWMutex
 	stopped bool
 	notices chan Notice
+	// dropping: the queue is full and drops what is offered, logged once until it takes one again
+	// (the counter counts each).
+	dropping atomic.Bool
 }
 
 // NewQueue is a queue of size notices for sender, counted under the sink's name.
@@ -72,10 +76,14 @@ func (q *Queue) Offer(n Notice) {
 	q.m.queued.Inc() // before the sender may take it up and count it out
 	select {
 	case q.notices <- n:
+		q.dropping.Store(false)
 	default:
 		q.m.queued.Dec()
 		q.m.full.Inc()
-		log.Info("notification queue full, notification dropped", "sink", q.sink, "object", n.Object.Namespace+"/"+n.Object.Name, "reason", n.Reason)
+		if q.dropping.CompareAndSwap(false, true) {
+			log.Info("notification queue full: dropping notifications until the receiver takes them again",
+				"sink", q.sink, "first", n.Object.Namespace+"/"+n.Object.Name, "reason", n.Reason)
+		}
 	}
 }
 
