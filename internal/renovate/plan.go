@@ -7,7 +7,7 @@ import (
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
 	"github.com/rollgate/rollgate/internal/image"
-	"github.com/rollgate/rollgate/internal/version"
+	"github.com/rollgate/rollgate/internal/rollout"
 )
 
 // Change is one ApplicationVersion to create or update.
@@ -55,7 +55,7 @@ func Plan(deps []Dependency, configs []v1alpha1.RollingUpgradeConfig, existing m
 				break
 			}
 		}
-		policy, err := version.NewPolicy(c.Spec.VersionConstraint)
+		policy, err := rollout.PolicyOf(c.Spec)
 		if err != nil {
 			skipped = append(skipped, fmt.Sprintf("%s/%s: %v", c.Namespace, c.Name, err))
 			continue
@@ -86,7 +86,7 @@ func Plan(deps []Dependency, configs []v1alpha1.RollingUpgradeConfig, existing m
 		// Only forward: an ApplicationVersion that is already newer keeps its version.
 		from := existing[c.Namespace+"/"+avName]
 		current := ""
-		if version.IsSemver(from) {
+		if policy.Reads(from) {
 			current = from
 		}
 		choice := policy.Choose(append(values, from), current, nil)

@@ -98,6 +98,20 @@ func TestPlan(t *testing.T) {
 	}
 }
 
+// A config that orders its builds by a tag policy gets the newest build Renovate found by that
+// policy, not by semver (which reads build-9 as 9.0.0 and misses main builds altogether).
+func TestPlanFollowsAConfigsTagPolicy(t *testing.T) {
+	deps := []Dependency{{DepName: "ghcr.io/acme/worker", Manager: "regex", PackageFile: "apps/worker/appversion.yaml",
+		Updates: []Update{{NewValue: "build-9"}, {NewValue: "build-12"}, {NewValue: "latest"}}}}
+	c := ruc("shop", "worker", "ghcr.io/acme/worker", ">=0.0.0", "worker")
+	c.Spec.TagPolicy = &v1alpha1.TagPolicy{Numerical: &v1alpha1.TagOrder{}}
+	c.Spec.FilterTags = &v1alpha1.TagFilter{Pattern: `^build-(?P<n>[0-9]+)$`, Extract: "$n"}
+	changes, skipped := Plan(deps, []v1alpha1.RollingUpgradeConfig{c}, map[string]string{"shop/worker": "build-10"})
+	if len(changes) != 1 || changes[0].From != "build-10" || changes[0].To != "build-12" || len(skipped) != 0 {
+		t.Errorf("changes %v, skipped %v; want build-10 -> build-12", changes, skipped)
+	}
+}
+
 func TestPlanWithNoMatchingImageChangesNothing(t *testing.T) {
 	changes, skipped := Plan(readReport(t).Dependencies(), []v1alpha1.RollingUpgradeConfig{ruc("shop", "x", "ghcr.io/other/x", "", "x")}, nil)
 	if len(changes) != 0 || len(skipped) != 0 {
