@@ -352,8 +352,8 @@ bench-metrics: ## Print the time, allocations, size and series of one metrics sc
 	go test -run '^$$' -bench ScrapeWith2000Configs -benchmem ./internal/controller/engine/
 
 .PHONY: bench-decide
-bench-decide: ## Print the time and allocations of one rollout decision with 10,000 non-semver registry tags.
-	go test -run '^$$' -bench DecideWith10000RegistryTags -benchmem ./internal/rollout/
+bench-decide: ## Print the time and allocations of one rollout decision with 10,000 non-semver registry tags, and with 10,000 builds under a tag policy.
+	go test -run '^$$' -bench 'DecideWith10000(RegistryTags|BuildTags)' -benchmem ./internal/rollout/
 
 .PHONY: bench-registry
 bench-registry: ## Print the registry requests per interval of 5,000 configs over 50 repositories (one listing per repository).

@@ -35,3 +35,22 @@ func BenchmarkDecideWith10000YoungVersions(b *testing.B) {
 		Decide(in)
 	}
 }
+
+// BenchmarkDecideWith10000BuildTags measures one decision of an idle config that orders builds by
+// a tag policy (commit and Unix time, filtered and extracted by a pattern) and whose registry
+// announces 10,000 of them, one newer than the running build: the pattern runs against each tag.
+func BenchmarkDecideWith10000BuildTags(b *testing.B) {
+	cands := make([]Candidate, 0, 10000)
+	for i := range 10000 {
+		cands = append(cands, Candidate{Tag: fmt.Sprintf("main-%07x-%d", i, 1733140000+i), Source: "registry"})
+	}
+	running := fmt.Sprintf("main-%07x-%d", 9998, 1733140000+9998)
+	in := Input{Now: now, Config: config(builds, current(running)), Workload: deploymentAt(running, healthy), Candidates: cands}
+	if d := Decide(in); d.Status.TargetVersion != cands[9999].Tag {
+		b.Fatalf("target %q, want %s", d.Status.TargetVersion, cands[9999].Tag)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		Decide(in)
+	}
+}

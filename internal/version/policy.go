@@ -1,8 +1,8 @@
 package version
 
 import (
+	"cmp"
 	"fmt"
-	"math/big"
 	"regexp"
 	"regexp/syntax"
 	"slices"
@@ -177,12 +177,32 @@ func (p *Policy) Semver() bool { return p.order == Semver }
 // key is what a tag is ordered by.
 type key struct {
 	sv   *semver.Version
-	num  *big.Rat
+	num  decimal
 	text string
 }
 
+// decimal is a plain decimal number, compared exactly, of any length: its integer part without
+// leading zeros and its fraction without trailing zeros, so that equal numbers have equal parts.
+type decimal struct{ whole, fraction string }
+
+func parseDecimal(s string) decimal {
+	whole, fraction, _ := strings.Cut(s, ".")
+	return decimal{whole: strings.TrimLeft(whole, "0"), fraction: strings.TrimRight(fraction, "0")}
+}
+
+// cmp orders two decimals: the longer integer part is the larger, then digit by digit.
+func (a decimal) cmp(b decimal) int {
+	if c := cmp.Compare(len(a.whole), len(b.whole)); c != 0 {
+		return c
+	}
+	if c := strings.Compare(a.whole, b.whole); c != 0 {
+		return c
+	}
+	return strings.Compare(a.fraction, b.fraction)
+}
+
 // plainDecimal is a number as a build number or a Unix time is written: no sign, exponent, base
-// or fraction bar, which big.Rat would take too.
+// or fraction bar.
 var plainDecimal = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
 
 // keyOf is what tag is ordered by, or why the policy cannot read it (a Skip reason).
@@ -202,8 +222,7 @@ func (p *Policy) keyOf(tag string) (key, string) {
 		if !plainDecimal.MatchString(s) {
 			return key{}, SkipNotANumber
 		}
-		n, _ := new(big.Rat).SetString(s)
-		return key{num: n}, ""
+		return key{num: parseDecimal(s)}, ""
 	case Alphabetical:
 		return key{text: s}, ""
 	}
@@ -221,7 +240,7 @@ func (p *Policy) compare(a key, tagA string, b key, tagB string) int {
 	var c int
 	switch p.order {
 	case Numerical:
-		c = a.num.Cmp(b.num)
+		c = a.num.cmp(b.num)
 	case Alphabetical:
 		c = strings.Compare(a.text, b.text)
 	default:

@@ -117,3 +117,23 @@ func TestCompareTags(t *testing.T) {
 		t.Error("Reads or Semver")
 	}
 }
+
+// Plain decimals compare exactly, by value, however long: leading and trailing zeros change nothing.
+func TestDecimalsCompareExactly(t *testing.T) {
+	for _, tc := range []struct {
+		a, b string
+		want int
+	}{
+		{"10", "9", 1},
+		{"0100", "100", 0},
+		{"1.50", "1.5", 0},
+		{"0.5", "0.45", 1},
+		{"2", "2.000001", -1},
+		{"17331400000000000000001", "17331400000000000000000", 1},
+		{"0", "000", 0},
+	} {
+		if got := parseDecimal(tc.a).cmp(parseDecimal(tc.b)); got != tc.want {
+			t.Errorf("%s vs %s: %d, want %d", tc.a, tc.b, got, tc.want)
+		}
+	}
+}
