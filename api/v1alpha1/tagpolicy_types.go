@@ -29,6 +29,16 @@ const (
 	TagOrderDescending = "desc"
 )
 
+// Ordered says how the policy orders tags, numerical or alphabetical, and whether the lowest is
+// the newest.
+func (p *TagPolicy) Ordered() (by string, descending bool) {
+	by, order := "numerical", p.Numerical
+	if p.Alphabetical != nil {
+		by, order = "alphabetical", p.Alphabetical
+	}
+	return by, order != nil && order.Order == TagOrderDescending
+}
+
 // TagFilter keeps the tags that match a pattern, and orders them by what it extracts.
 type TagFilter struct {
 	// Pattern is an RE2 regular expression a tag must match to be a version (anchor it with ^ and

@@ -182,12 +182,9 @@ func eventRows(events []eventsv1.Event, now time.Time) [][]string {
 func versionRules(spec v1alpha1.RollingUpgradeConfigSpec) string {
 	rules := orDash(spec.VersionConstraint)
 	if tp := spec.TagPolicy; tp != nil {
-		order := tp.Numerical
-		rules = "numerical"
-		if tp.Alphabetical != nil {
-			order, rules = tp.Alphabetical, "alphabetical"
-		}
-		if order != nil && order.Order == v1alpha1.TagOrderDescending {
+		by, descending := tp.Ordered()
+		rules = by
+		if descending {
 			rules += " (the lowest the newest)"
 		}
 	}

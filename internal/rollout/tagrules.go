@@ -18,14 +18,8 @@ const defaultConstraint = ">=0.0.0"
 func PolicyOf(spec v1alpha1.RollingUpgradeConfigSpec) (*version.Policy, error) {
 	r := version.Rules{Constraint: spec.VersionConstraint}
 	if tp := spec.TagPolicy; tp != nil {
-		order := tp.Numerical
-		r.Order = version.Numerical
-		if tp.Alphabetical != nil {
-			order, r.Order = tp.Alphabetical, version.Alphabetical
-		}
-		if order != nil {
-			r.Descending = order.Order == v1alpha1.TagOrderDescending
-		}
+		by, descending := tp.Ordered()
+		r.Order, r.Descending = version.Order(by), descending
 		if r.Constraint == defaultConstraint {
 			r.Constraint = ""
 		}
