@@ -121,6 +121,25 @@ func TestIntegrationATagPolicyIsTaken(t *testing.T) {
 	}
 }
 
+// A config that follows a tag is taken with registry sources and the defaulted constraint.
+func TestIntegrationAFollowedTagIsTaken(t *testing.T) {
+	ns := namespace(t)
+	ruc := validConfig(ns, "follows")
+	unstructured.RemoveNestedField(ruc.Object, "spec", "versionConstraint")
+	set(ruc, "stable", "spec", "followTag")
+	set(ruc, []any{map[string]any{"registry": map[string]any{"interval": "5m"}}}, "spec", "sources")
+	if err := k8s.Create(context.Background(), ruc); err != nil {
+		t.Fatal(err)
+	}
+	var got v1alpha1.RollingUpgradeConfig
+	if err := k8s.Get(context.Background(), client.ObjectKeyFromObject(ruc), &got); err != nil {
+		t.Fatal(err)
+	}
+	if s := got.Spec; s.FollowTag != "stable" || s.VersionConstraint != ">=0.0.0" {
+		t.Errorf("spec %+v", s)
+	}
+}
+
 func TestIntegrationDefaults(t *testing.T) {
 	ns := namespace(t)
 	ruc := validConfig(ns, "defaults")
@@ -271,6 +290,29 @@ func TestIntegrationInvalidSpecsAreRejected(t *testing.T) {
 		{"an alphabetical tag policy without a filter", func(u *unstructured.Unstructured) {
 			set(u, map[string]any{"alphabetical": map[string]any{}}, "spec", "tagPolicy")
 		}, "an alphabetical tag policy needs filterTags"},
+		{"a followed tag beside a tag policy", func(u *unstructured.Unstructured) {
+			set(u, "stable", "spec", "followTag")
+			unstructured.RemoveNestedField(u.Object, "spec", "versionConstraint")
+			set(u, map[string]any{"numerical": map[string]any{}}, "spec", "tagPolicy")
+		}, "followTag follows the digests of one tag: it takes no tagPolicy, filterTags or versionConstraint"},
+		{"a followed tag within a constraint", func(u *unstructured.Unstructured) {
+			set(u, "stable", "spec", "followTag")
+			set(u, ">=1.0.0", "spec", "versionConstraint")
+		}, "followTag follows the digests of one tag: it takes no tagPolicy, filterTags or versionConstraint"},
+		{"a followed tag from a ConfigMap", func(u *unstructured.Unstructured) {
+			set(u, "stable", "spec", "followTag")
+			unstructured.RemoveNestedField(u.Object, "spec", "versionConstraint")
+			set(u, []any{map[string]any{"configMap": map[string]any{"name": "versions", "key": "web"}}}, "spec", "sources")
+		}, "followTag reads the tag's digest from the registry: its sources are registry sources"},
+		{"a followed tag written back to Git", func(u *unstructured.Unstructured) {
+			set(u, "stable", "spec", "followTag")
+			unstructured.RemoveNestedField(u.Object, "spec", "versionConstraint")
+			set(u, map[string]any{"name": "fleet", "path": "apps/web.yaml"}, "spec", "gitWriteBack")
+		}, "followTag rolls out digests, which a write-back to Git does not record: it takes no gitWriteBack"},
+		{"a followed tag that is no tag", func(u *unstructured.Unstructured) {
+			set(u, "stable@sha256:0", "spec", "followTag")
+			unstructured.RemoveNestedField(u.Object, "spec", "versionConstraint")
+		}, "spec.followTag in body should match"},
 		{"a tag filter without a pattern", func(u *unstructured.Unstructured) { set(u, map[string]any{"extract": "$ts"}, "spec", "filterTags") },
 			"spec.filterTags.pattern: Required value"},
 		{"empty source", sources(map[string]any{}),

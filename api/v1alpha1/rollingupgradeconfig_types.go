@@ -193,6 +193,9 @@ const (
 // +kubebuilder:validation:XValidation:rule="!(has(self.pinDigest) && self.pinDigest && has(self.gitWriteBack) && has(self.gitWriteBack.mode) && self.gitWriteBack.mode == 'GitFirst')",message="pinDigest renders digests, and a GitFirst write-back commits tags: choose one"
 // +kubebuilder:validation:XValidation:rule="!has(self.strategy) || !has(self.strategy.type) || self.strategy.type != 'InPlace' || self.targetRef.kind == 'StatefulSet'",message="strategy InPlace changes the pods of a StatefulSet: targetRef.kind must be StatefulSet"
 // +kubebuilder:validation:XValidation:rule="!(has(self.strategy) && has(self.strategy.type) && self.strategy.type == 'InPlace' && has(self.gitWriteBack) && has(self.gitWriteBack.mode) && self.gitWriteBack.mode == 'GitFirst')",message="strategy InPlace does not work with a GitFirst write-back: use ClusterFirst"
+// +kubebuilder:validation:XValidation:rule="!has(self.followTag) || (!has(self.tagPolicy) && !has(self.filterTags) && (!has(self.versionConstraint) || self.versionConstraint == '>=0.0.0'))",message="followTag follows the digests of one tag: it takes no tagPolicy, filterTags or versionConstraint"
+// +kubebuilder:validation:XValidation:rule="!has(self.followTag) || !has(self.sources) || self.sources.all(s, has(s.registry))",message="followTag reads the tag's digest from the registry: its sources are registry sources"
+// +kubebuilder:validation:XValidation:rule="!(has(self.followTag) && has(self.gitWriteBack))",message="followTag rolls out digests, which a write-back to Git does not record: it takes no gitWriteBack"
 // +kubebuilder:validation:XValidation:rule="!has(self.tagPolicy) || !has(self.tagPolicy.alphabetical) || has(self.filterTags)",message="an alphabetical tag policy needs filterTags: every tag has a text, and latest or main would read as versions"
 // RollingUpgradeConfigSpec says which workload rollgate steers, where its versions come from, which
 // versions it may take, and when and how carefully it may roll them out.
@@ -226,6 +229,18 @@ type RollingUpgradeConfigSpec struct {
 	// circuit breaker, windows and every gate work the same for either.
 	// +optional
 	TagPolicy *TagPolicy `json:"tagPolicy,omitempty"`
+
+	// FollowTag follows one moving tag, such as stable or latest, instead of ordering tags: each
+	// digest the registry resolves it to is a version, named tag@digest (stable@sha256:…), rolled
+	// out pinned by that digest and checked and rolled back like any other; the failed list holds
+	// the digests that failed, so a tag moved back to one of them holds. Its sources are registry
+	// sources, which ask for the tag's digest at each interval instead of listing tags. A workload
+	// that runs the tag without a digest is pinned by the first rollout; before that, a rollback
+	// returns to the bare tag, which the kubelet may resolve again. Not with spec.gitWriteBack.
+	// +kubebuilder:validation:MaxLength=128
+	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`
+	// +optional
+	FollowTag string `json:"followTag,omitempty"`
 
 	// FilterTags keeps only the tags that match its pattern, and orders them by what it extracts,
 	// under the tag policy or semver.
@@ -453,7 +468,7 @@ const MaxHistory = 50
 
 // VersionHistoryEntry records one finished rollout.
 type VersionHistoryEntry struct {
-	// Version is the tag that was rolled out.
+	// Version is the tag that was rolled out (tag@digest under spec.followTag).
 	Version string `json:"version"`
 	// Image is the full image reference that was rolled out.
 	Image string `json:"image"`
@@ -576,8 +591,8 @@ type RollingUpgradeConfigStatus struct {
 	// +optional
 	CircuitOpen bool `json:"circuitOpen,omitempty"`
 
-	// FailedVersions are the tags that were rolled back, as their exact original strings; they are
-	// never tried again.
+	// FailedVersions are the tags (tag@digest under spec.followTag) that were rolled back, as
+	// their exact original strings; they are never tried again.
 	// +listType=set
 	// +kubebuilder:validation:MaxItems=100
 	// +optional

@@ -400,6 +400,7 @@ func TestDescribeSaysHowTagsAreRead(t *testing.T) {
 			FilterTags: &v1alpha1.TagFilter{Pattern: "^main-(?P<ts>[0-9]+)$", Extract: "$ts"}}, "numerical, tags matching ^main-(?P<ts>[0-9]+)$ by $ts"},
 		{v1alpha1.RollingUpgradeConfigSpec{TagPolicy: &v1alpha1.TagPolicy{Alphabetical: &v1alpha1.TagOrder{Order: v1alpha1.TagOrderDescending}},
 			FilterTags: &v1alpha1.TagFilter{Pattern: "^[0-9]{8}$"}}, "alphabetical (the lowest the newest), tags matching ^[0-9]{8}$"},
+		{v1alpha1.RollingUpgradeConfigSpec{VersionConstraint: ">=0.0.0", FollowTag: "stable"}, "the digests of stable"},
 	} {
 		if got := versionRules(tc.spec); got != tc.want {
 			t.Errorf("versionRules = %q, want %q", got, tc.want)

@@ -177,9 +177,12 @@ func eventRows(events []eventsv1.Event, now time.Time) [][]string {
 	return rows
 }
 
-// versionRules says how a config reads its tags: the semver constraint, or its tag policy and
-// filter.
+// versionRules says how a config reads its tags: the semver constraint, its tag policy and
+// filter, or the tag it follows.
 func versionRules(spec v1alpha1.RollingUpgradeConfigSpec) string {
+	if spec.FollowTag != "" {
+		return "the digests of " + spec.FollowTag
+	}
 	rules := orDash(spec.VersionConstraint)
 	if tp := spec.TagPolicy; tp != nil {
 		by, descending := tp.Ordered()

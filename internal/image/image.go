@@ -74,6 +74,15 @@ func Version(image string) string {
 	return ""
 }
 
+// Digest returns the digest an image reference names (sha256:… for web:1.4.0@sha256:…), or "".
+func Digest(image string) string {
+	ref, _, err := parse(image)
+	if err != nil {
+		return ""
+	}
+	return digestOf(ref)
+}
+
 // Renders reports whether a workload whose container runs image runs target. Images are compared
 // by repository and tag, and by digest when target names one: an admission webhook that pins
 // images by digest (Kyverno verifyImages, sigstore policy-controller) turns web:1.1.0 into

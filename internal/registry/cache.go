@@ -10,8 +10,9 @@ import (
 	"k8s.io/utils/clock"
 )
 
-// Cache shares tag listings. Callers with the same key (a repository and the credentials used to
-// read it) get one listing per interval between them. After a failure the next listing waits for an
+// Cache shares tag listings, and the digests of followed tags. Callers with the same key (a
+// repository, or a tag, and the credentials used to read it) get one answer per interval between
+// them. After a failure the next listing waits for an
 // exponential backoff, or for the registry's Retry-After when that is longer; meanwhile callers get
 // the last good tags with the error.
 type Cache struct {
@@ -40,6 +41,8 @@ const maxRetryAfter = 24 * time.Hour
 type Result struct {
 	// Tags are the newest tags known; after a failure, those of the last good listing (or none).
 	Tags []string
+	// Digest is the digest the tag names, of a Digest lookup: the newest known, as Tags.
+	Digest string
 	// Err is the failure of the last listing, if it failed.
 	Err error
 	// Next is when a new listing will be made.
@@ -49,6 +52,30 @@ type Result struct {
 // Tags returns the tags of repository for key, listing them when the last listing is older than
 // interval and no backoff is running.
 func (c *Cache) Tags(ctx context.Context, key, repository string, interval time.Duration, keychain authn.Keychain) Result {
+	return c.look(key, interval, func() ([]string, error) { return c.Lister.ListTags(ctx, repository, keychain) })
+}
+
+// Digest returns the digest the tag image names for key, asking the registry when the last answer
+// is older than interval and no backoff is running, as Tags lists. The Lister must be a
+// DigestResolver.
+func (c *Cache) Digest(ctx context.Context, key, image string, interval time.Duration, keychain authn.Keychain) Result {
+	r := c.look(key, interval, func() ([]string, error) {
+		resolver, ok := c.Lister.(DigestResolver)
+		if !ok {
+			return nil, errors.New("the registry client cannot look images up")
+		}
+		d, err := resolver.Digest(ctx, image, keychain)
+		return []string{d}, err
+	})
+	if len(r.Tags) == 1 {
+		r.Digest = r.Tags[0]
+	}
+	r.Tags = nil
+	return r
+}
+
+// look answers from the entry of key, or asks fetch when its answer is older than interval.
+func (c *Cache) look(key string, interval time.Duration, fetch func() ([]string, error)) Result {
 	e := c.entry(key)
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -59,7 +86,7 @@ func (c *Cache) Tags(ctx context.Context, key, repository string, interval time.
 	case e.err != nil && now.Before(e.retryAt):
 		return Result{Tags: e.tags, Err: e.err, Next: e.retryAt}
 	}
-	tags, err := c.Lister.ListTags(ctx, repository, keychain)
+	tags, err := fetch()
 	if err != nil {
 		e.failures++
 		e.err = err

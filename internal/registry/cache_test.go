@@ -95,3 +95,52 @@ func TestCacheBacksOffAndKeepsTheLastGoodTags(t *testing.T) {
 		t.Errorf("backoff did not restart: %s", r.Next.Sub(clk.Now()))
 	}
 }
+
+// fakeResolver is a fakeLister that also resolves tags to digests.
+type fakeResolver struct {
+	fakeLister
+	digest  string
+	digests int
+}
+
+func (f *fakeResolver) Digest(context.Context, string, authn.Keychain) (string, error) {
+	f.digests++
+	return f.digest, f.err
+}
+
+// The digest of a followed tag is shared per interval and kept through a failure, as a listing.
+func TestCacheSharesOneDigestPerIntervalAndKeepsItThroughAFailure(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC))
+	r := &fakeResolver{digest: "sha256:aa"}
+	c := &Cache{Lister: r, Clock: clk, MinBackoff: 30 * time.Second}
+	ctx := context.Background()
+	get := func() Result {
+		return c.Digest(ctx, "digest|web:stable", "web:stable", time.Minute, authn.DefaultKeychain)
+	}
+	for range 3 {
+		if got := get(); got.Digest != "sha256:aa" || got.Err != nil || got.Tags != nil {
+			t.Fatalf("result %+v", got)
+		}
+	}
+	if r.digests != 1 || r.calls != 0 {
+		t.Errorf("%d look-ups and %d listings for three configs within the interval, want 1 and 0", r.digests, r.calls)
+	}
+	clk.SetTime(clk.Now().Add(time.Minute))
+	r.digest, r.err = "", errors.New("down")
+	if got := get(); got.Digest != "sha256:aa" || got.Err == nil || !got.Next.Equal(clk.Now().Add(30*time.Second)) {
+		t.Errorf("after a failure: %+v, want the last digest, the error and a retry in 30s", got)
+	}
+	clk.SetTime(clk.Now().Add(30 * time.Second))
+	r.digest, r.err = "sha256:bb", nil
+	if got := get(); got.Digest != "sha256:bb" || got.Err != nil {
+		t.Errorf("after the backoff: %+v", got)
+	}
+}
+
+// A lister that cannot resolve digests says so.
+func TestCacheDigestNeedsAResolver(t *testing.T) {
+	c := &Cache{Lister: &fakeLister{}, Clock: clocktesting.NewFakePassiveClock(time.Now())}
+	if got := c.Digest(context.Background(), "k", "web:stable", time.Minute, authn.DefaultKeychain); got.Err == nil || got.Digest != "" {
+		t.Errorf("result %+v", got)
+	}
+}

@@ -29,7 +29,7 @@ func MeasurementsDue(cfg *v1alpha1.RollingUpgradeConfig, w *Workload, now time.T
 	if cfg.Spec.Analysis == nil || a.Step != StepHealthCheck || a.Paused() || started.IsZero() || !measurable(w, a.TargetImage) {
 		return nil
 	}
-	return analysis.Due(cfg.Spec.Analysis, analysis.Record(cfg.Status.HealthCheck, cfg.Spec.Analysis, image.Version(a.TargetImage), started), now)
+	return analysis.Due(cfg.Spec.Analysis, analysis.Record(cfg.Status.HealthCheck, cfg.Spec.Analysis, ImageVersion(cfg.Spec, a.TargetImage), started), now)
 }
 
 // measurable: the workload runs target in its template and can be judged.
@@ -42,7 +42,7 @@ func measurable(w *Workload, target string) bool {
 func QueryVars(cfg *v1alpha1.RollingUpgradeConfig, target, container string) analysis.Vars {
 	return analysis.Vars{
 		Namespace: cfg.Namespace, Name: cfg.Name, Workload: cfg.Spec.TargetRef.Name, Container: container,
-		Version: image.Version(target), Image: target,
+		Version: ImageVersion(cfg.Spec, target), Image: target,
 		OldVersion: cfg.Status.CurrentVersion, OldImage: cfg.Status.CurrentImage,
 	}
 }

@@ -28,7 +28,7 @@ func Decide(in Input) Decision {
 // decide decides the config's annotations, status and events.
 func decide(in Input) Decision {
 	cfg := in.Config
-	d := Decision{Annotations: AnnotationsOf(cfg), Status: *cfg.Status.DeepCopy(), old: &cfg.Status, now: in.Now}
+	d := Decision{Annotations: AnnotationsOf(cfg), Status: *cfg.Status.DeepCopy(), old: &cfg.Status, now: in.Now, follow: cfg.Spec.FollowTag}
 	if d.policy, d.policyErr = PolicyOf(cfg.Spec); d.policyErr != nil {
 		d.policy = semverPolicy
 	}
@@ -113,7 +113,7 @@ func retarget(d *Decision, in Input) bool {
 	}
 	if a.Step != StepIdle {
 		started := a.UpdateStarted
-		if ver := image.Version(a.TargetImage); a.Step == StepHealthCheck && ver != "" {
+		if ver := d.nameOf(a.TargetImage); a.Step == StepHealthCheck && ver != "" {
 			bookkeeping.Abandon(st, ver, a.TargetImage, metav1.NewTime(started))
 			d.end(OutcomeAbandoned, a.TargetImage, started)
 		}
@@ -185,7 +185,7 @@ func lostFight(d *Decision, in Input, w *Workload) {
 		}
 		// Under GitFirst the image the tool put back is checked once the stand-in ends (fromGit).
 		if w.Verdict.State == health.Healthy && image.SameRepository(w.Image, spec.Image) && !image.Renders(w.Image, d.Status.CurrentImage) &&
-			!slices.Contains(d.Status.FailedVersions, image.Version(w.Image)) && !StandsInForGit(in.Config) {
+			!slices.Contains(d.Status.FailedVersions, d.nameOf(w.Image)) && !StandsInForGit(in.Config) {
 			d.recordRunning(w.Image)
 		}
 	}

@@ -105,6 +105,8 @@ type Decision struct {
 	// be read, it is semver's.
 	policy    *version.Policy
 	policyErr error
+	// follow is spec.followTag: versions are named by tag and digest (ImageVersion).
+	follow string
 }
 
 // lookWithin asks for another look after at most after (when it is positive), keeping a sooner

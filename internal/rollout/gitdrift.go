@@ -127,7 +127,7 @@ func fromGit(d *Decision, in Input, w *Workload) bool {
 		img = img[:i] // the digest an admission webhook pinned goes: Git takes tags
 	}
 	ref := in.Config.Spec.GitWriteBack
-	ver := image.Version(img)
+	ver := d.nameOf(img)
 	if gitLate(d, in, w, ver) {
 		return true
 	}

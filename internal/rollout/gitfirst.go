@@ -43,7 +43,7 @@ func Deadline(spec v1alpha1.RollingUpgradeConfigSpec, a Annotations, hc *v1alpha
 	case spec.GitWriteBack.GitFirst() && awaitingArrival(a):
 		return started.Add(spec.GitWriteBack.ApplyTimeoutOrDefault()), true
 	case a.Step == StepHealthCheck:
-		return gatesEnd(spec, image.Version(a.TargetImage), started, hc), true
+		return gatesEnd(spec, ImageVersion(spec, a.TargetImage), started, hc), true
 	}
 	return started.Add(spec.HealthTimeoutOrDefault()), true
 }
@@ -64,7 +64,7 @@ func awaitingGit(d *Decision, in Input, w *Workload, started time.Time) bool {
 	if !gitFirst(in.Config) || !awaitingArrival(a) || image.Renders(w.Image, a.TargetImage) {
 		return false
 	}
-	ver := image.Version(a.TargetImage)
+	ver := d.nameOf(a.TargetImage)
 	timeout := in.Config.Spec.GitWriteBack.ApplyTimeoutOrDefault()
 	committed, ok := committedSince(&d.Status, started)
 	if !ok {
@@ -160,7 +160,7 @@ func gitNote(st *v1alpha1.RollingUpgradeConfigStatus) string {
 func withdraw(d *Decision, in Input, w *Workload, started time.Time, why string) {
 	st := &d.Status
 	target := d.Annotations.TargetImage
-	ver := image.Version(target)
+	ver := d.nameOf(target)
 	bookkeeping.Withdraw(st, ver, target, metav1.NewTime(started), why)
 	d.end(OutcomeWithdrawn, target, started)
 	next := retryAfterWithdrawals(in.Config, st)

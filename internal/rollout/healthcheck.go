@@ -21,7 +21,7 @@ import (
 // instead of finding a rollout whose start was never recorded (or announced).
 func start(d *Decision, in Input, img, why string) {
 	st := &d.Status
-	ver := image.Version(img)
+	ver := d.nameOf(img)
 	d.Annotations = Annotations{TargetImage: img, Step: StepHealthCheck, UpdateStarted: stamp(in.Now)}
 	d.StatusFirst = true
 	now := metav1.NewTime(in.Now)
@@ -80,7 +80,7 @@ func healthCheck(d *Decision, in Input) {
 		d.progressing(v1alpha1.ReasonRollingBack, "%s was removed by hand; returning to %s", v1alpha1.TargetImageAnnotation, orNone(st.CurrentImage))
 		return
 	}
-	ver := image.Version(a.TargetImage)
+	ver := d.nameOf(a.TargetImage)
 	switch {
 	case rejectedInFlight(st, ver) && recordedVerdict(st, ver, started) == "":
 		// A person rejected it mid-check: no verdict, the renderer returns to the current image.
@@ -319,7 +319,7 @@ func changedByHand(d *Decision, in Input, started time.Time) {
 	if problem := handTargetProblem(st, in.Config.Spec, target); problem != "" {
 		d.end(OutcomeAbandoned, old, started)
 		rollBackTo(d, in)
-		d.stalledAbout(image.Version(target), v1alpha1.ReasonTargetRefused, "%s=%s is not applied: %s", v1alpha1.TargetImageAnnotation, target, problem)
+		d.stalledAbout(d.nameOf(target), v1alpha1.ReasonTargetRefused, "%s=%s is not applied: %s", v1alpha1.TargetImageAnnotation, target, problem)
 		return
 	}
 	start(d, in, target, "set by hand in "+v1alpha1.TargetImageAnnotation+" during the health check of "+st.TargetVersion)

@@ -165,7 +165,7 @@ func handTarget(d *Decision, in Input, w *Workload) bool {
 	}
 	if problem := handTargetProblem(st, in.Config.Spec, target); problem != "" {
 		d.rest()
-		d.stalledAbout(image.Version(target), v1alpha1.ReasonTargetRefused, "%s=%s is not applied: %s", v1alpha1.TargetImageAnnotation, target, problem)
+		d.stalledAbout(d.nameOf(target), v1alpha1.ReasonTargetRefused, "%s=%s is not applied: %s", v1alpha1.TargetImageAnnotation, target, problem)
 		return false
 	}
 	if blocked(d, w) {
@@ -178,7 +178,7 @@ func handTarget(d *Decision, in Input, w *Workload) bool {
 // handTargetProblem says why a target-image set by hand may not start, or "". st is the status as
 // decided so far (a circuit reset in the same decision counts).
 func handTargetProblem(st *v1alpha1.RollingUpgradeConfigStatus, spec v1alpha1.RollingUpgradeConfigSpec, target string) string {
-	switch ver := image.Version(target); {
+	switch ver := ImageVersion(spec, target); {
 	case spec.Suspend:
 		return "spec.suspend is set; unset it to roll out " + ver
 	case st.CircuitOpen:

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/internal/image"
 )
 
 // ImageRecheck is how often a version whose image the registry does not have, or could not tell
@@ -36,7 +37,7 @@ func imageChecked(d *Decision, in Input, tag string) (string, bool) {
 	case l.Problem != "" || l.Digest == "":
 		st.Phase, st.TargetVersion, st.NextWindow = v1alpha1.PhasePending, tag, nil
 		d.waiting(v1alpha1.EventRegistryUnavailable, "looking up %s in its registry (%s): %s; %s waits", img, checkedBy(spec), orNone(l.Problem), tag)
-	case spec.PinDigest:
+	case spec.PinDigest && image.Digest(img) == "": // a followed tag's version names its digest
 		return img + "@" + l.Digest, true
 	default:
 		return img, true

@@ -7,7 +7,6 @@ import (
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
-	"github.com/rollgate/rollgate/internal/image"
 	"github.com/rollgate/rollgate/internal/inplace"
 )
 
@@ -34,7 +33,7 @@ func recordInPlace(d *Decision, in Input) {
 	st := &v1alpha1.InPlaceStatus{Image: plan.Image}
 	// The pods' events are about the plan's version: a rollback in this decision has cleared it
 	// from the status already.
-	ver := image.Version(plan.Image)
+	ver := d.nameOf(plan.Image)
 	if a := d.Annotations; a.Step != StepIdle {
 		if !a.UpdateStarted.IsZero() {
 			st.Started = &metav1.Time{Time: a.UpdateStarted}

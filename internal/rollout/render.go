@@ -66,7 +66,7 @@ func imageToRun(cfg *v1alpha1.RollingUpgradeConfig) (string, string) {
 			return "", t + " is not an image of spec.image " + cfg.Spec.Image
 		case st.CurrentImage != "" && image.Renders(st.CurrentImage, t):
 			return t, ""
-		case a.Step == StepHealthCheck && (image.Version(t) == st.TargetVersion || handTargetProblem(st, cfg.Spec, t) == ""):
+		case a.Step == StepHealthCheck && (ImageVersion(cfg.Spec, t) == st.TargetVersion || handTargetProblem(st, cfg.Spec, t) == ""):
 			// The check the engine started, or a target changed by hand mid-check that it will start.
 			return t, ""
 		case a.Step == StepIdle && handTargetProblem(st, cfg.Spec, t) == "":

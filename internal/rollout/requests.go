@@ -73,8 +73,8 @@ func actOnReject(d *Decision, cfg *v1alpha1.RollingUpgradeConfig, r request) {
 	st := &d.Status
 	st.LastReject = r.version
 	switch {
-	case !image.IsTag(cfg.GetAnnotations()[v1alpha1.RejectAnnotation]):
-		d.ignored("%s=%q names no version: it is no image tag", v1alpha1.RejectAnnotation, r.version)
+	case !image.IsTag(cfg.GetAnnotations()[v1alpha1.RejectAnnotation]) && !(d.follow != "" && d.policy.Reads(r.version)):
+		d.ignored("%s=%q names no version: it is no image tag%s", v1alpha1.RejectAnnotation, r.version, followedNote(d.follow))
 	case r.version == st.CurrentVersion:
 		d.ignored("%s=%s names the version that runs: reject a version before it runs or while it rolls out; to leave this one, "+
 			"roll out another with %s", v1alpha1.RejectAnnotation, r.version, v1alpha1.TargetImageAnnotation)

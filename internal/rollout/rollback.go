@@ -61,7 +61,7 @@ func rollingBack(d *Decision, in Input) {
 		return
 	}
 	if refused != "" {
-		d.stalledAbout(image.Version(a.TargetImage), v1alpha1.ReasonTargetRefused, "%s=%s is not applied during the rollback: %s", v1alpha1.TargetImageAnnotation, a.TargetImage, refused)
+		d.stalledAbout(d.nameOf(a.TargetImage), v1alpha1.ReasonTargetRefused, "%s=%s is not applied during the rollback: %s", v1alpha1.TargetImageAnnotation, a.TargetImage, refused)
 		return
 	}
 	if rollbackNotApplied(d, in, w) {

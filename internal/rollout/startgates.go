@@ -64,10 +64,12 @@ func suspended(d *Decision, c *chosen) bool {
 }
 
 // unversioned: a current version the config's rules do not read compares nothing, so every
-// candidate would count as newer, which could be a downgrade.
+// candidate would count as newer, which could be a downgrade. A followed tag's digests have no
+// order to go down: the digest it names is the one to run, and its first rollout pins a workload
+// that runs the bare tag.
 func unversioned(d *Decision, c *chosen) bool {
 	st := &d.Status
-	if st.CurrentVersion != "" && d.policy.Reads(st.CurrentVersion) {
+	if d.follow != "" || st.CurrentVersion != "" && d.policy.Reads(st.CurrentVersion) {
 		return false
 	}
 	d.rest()

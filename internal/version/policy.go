@@ -22,6 +22,8 @@ const (
 	Numerical Order = "numerical"
 	// Alphabetical: tags are ordered by their text, byte by byte (dates with fixed-width parts).
 	Alphabetical Order = "alphabetical"
+	// followed: the versions are the digests of one tag (Rules.Follow), which have no order.
+	followedTag Order = "followed"
 )
 
 // Rules say how a config reads tags as versions.
@@ -35,6 +37,9 @@ type Rules struct {
 	// Pattern, if set, is an RE2 expression a tag must match; Extract, if set, is what the tag is
 	// ordered by, in the expression's template syntax ($name, ${1}).
 	Pattern, Extract string
+	// Follow, if set, is a tag whose digests are the versions, each named tag@sha256:…: no order,
+	// constraint or pattern applies to them.
+	Follow string
 }
 
 // Limits of a pattern: it runs against every tag of a registry on every look.
@@ -43,8 +48,8 @@ const (
 	maxPatternInstructions = 2000
 )
 
-// RuleError is a rule that cannot order tags; Rule names it: constraint, order, pattern or
-// extract.
+// RuleError is a rule that cannot order tags; Rule names it: constraint, order, pattern, extract
+// or follow.
 type RuleError struct {
 	Rule string
 	Err  error
@@ -65,6 +70,7 @@ type Policy struct {
 	constraint *semver.Constraints
 	pattern    *regexp.Regexp
 	extract    string
+	follow     string
 }
 
 // NewPolicy is the semver policy of a constraint such as ">=1.0.0, <2.0.0".
@@ -74,6 +80,9 @@ func NewPolicy(constraint string) (*Policy, error) {
 
 // Parse checks rules and makes their policy. Its errors name the part of the rules at fault.
 func Parse(r Rules) (*Policy, error) {
+	if r.Follow != "" {
+		return parseFollow(r)
+	}
 	p := &Policy{order: r.Order, descending: r.Descending, extract: r.Extract}
 	switch r.Order {
 	case Semver:
@@ -116,6 +125,27 @@ func Parse(r Rules) (*Policy, error) {
 	p.pattern = pattern
 	return p, nil
 }
+
+// tagSyntax is the syntax of an image tag (the OCI distribution spec's).
+var tagSyntax = regexp.MustCompile(`^[A-Za-z0-9_][A-Za-z0-9_.-]{0,127}$`)
+
+// parseFollow is the policy of a followed tag, which takes no other rule.
+func parseFollow(r Rules) (*Policy, error) {
+	switch {
+	case !tagSyntax.MatchString(r.Follow):
+		return nil, ruleError("follow", "%q is not an image tag", r.Follow)
+	case r.Order != Semver || r.Descending:
+		return nil, ruleError("order", "a followed tag is not ordered: its versions are the digests it names")
+	case r.Constraint != "":
+		return nil, ruleError("constraint", "a version constraint applies to semver tags, not to a followed tag")
+	case r.Pattern != "" || r.Extract != "":
+		return nil, ruleError("pattern", "a followed tag is not filtered: its versions are the digests it names")
+	}
+	return &Policy{order: followedTag, follow: r.Follow}, nil
+}
+
+// sha256Digest is a digest as registries name manifests.
+var sha256Digest = regexp.MustCompile(`^sha256:[0-9a-f]{64}$`)
 
 // compilePattern compiles an RE2 expression within the size limits.
 func compilePattern(expr string) (*regexp.Regexp, error) {
@@ -207,6 +237,12 @@ var plainDecimal = regexp.MustCompile(`^[0-9]+(\.[0-9]+)?$`)
 
 // keyOf is what tag is ordered by, or why the policy cannot read it (a Skip reason).
 func (p *Policy) keyOf(tag string) (key, string) {
+	if p.order == followedTag {
+		if digest, ok := strings.CutPrefix(tag, p.follow+"@"); !ok || !sha256Digest.MatchString(digest) {
+			return key{}, SkipNotFollowed
+		}
+		return key{text: tag}, ""
+	}
 	s := tag
 	if p.pattern != nil {
 		m := p.pattern.FindStringSubmatchIndex(tag)
@@ -235,13 +271,14 @@ func (p *Policy) keyOf(tag string) (key, string) {
 
 // compare orders two tags by their keys, newest last. Under semver two spellings of one version
 // (1.2.0, v1.2.0) are equal; under the other orders two tags of one key (two builds of one second)
-// are ordered by their text, so that each is newer or older than the other.
+// are ordered by their text, so that each is newer or older than the other. Digests of a followed
+// tag have no order (see newer): they compare as their text, which says nothing.
 func (p *Policy) compare(a key, tagA string, b key, tagB string) int {
 	var c int
 	switch p.order {
 	case Numerical:
 		c = a.num.cmp(b.num)
-	case Alphabetical:
+	case Alphabetical, followedTag:
 		c = strings.Compare(a.text, b.text)
 	default:
 		return a.sv.Compare(b.sv)
@@ -262,11 +299,11 @@ func (p *Policy) Reads(tag string) bool {
 }
 
 // Compare orders two tags the policy reads, newest last (see compare). ok is false when the
-// policy cannot read one of them.
+// policy cannot read one of them, and for two digests of a followed tag, which have no order.
 func (p *Policy) Compare(a, b string) (c int, ok bool) {
 	ka, skipA := p.keyOf(a)
 	kb, skipB := p.keyOf(b)
-	if skipA != "" || skipB != "" {
+	if skipA != "" || skipB != "" || p.order == followedTag && a != b {
 		return 0, false
 	}
 	return p.compare(ka, a, kb, b), true
@@ -295,6 +332,10 @@ func (p *Policy) ChooseHeld(candidates []string, current string, failed []string
 		tag string
 	}
 	newer := func(k key, tag string, than *pick) bool {
+		if than != nil && p.order == followedTag {
+			// The digest the tag names now is the newest, whichever it is.
+			return tag != than.tag
+		}
 		return than == nil || p.compare(k, tag, than.k, than.tag) > 0
 	}
 

@@ -51,6 +51,24 @@ func TestChooseByTagRules(t *testing.T) {
 			want: Choice{Tag: "1.5.0-alpine", Skipped: []Skip{{"1.4.0", SkipFiltered}, {"1.6.0", SkipFiltered}}}},
 		{name: "no current version: any build counts as newer", rules: Rules{Order: Numerical},
 			candidates: []string{"4", "5"}, want: Choice{Tag: "5"}},
+		{name: "a followed tag: the digest it names now replaces the one that runs", rules: Rules{Follow: "stable"},
+			candidates: []string{followed("b")}, current: followed("a"), want: Choice{Tag: followed("b")}},
+		{name: "a followed tag moved back to an older digest: that is what it names now", rules: Rules{Follow: "stable"},
+			candidates: []string{followed("0")}, current: followed("f"), want: Choice{Tag: followed("0")}},
+		{name: "a followed tag that still names the digest that runs: nothing newer", rules: Rules{Follow: "stable"},
+			candidates: []string{followed("a")}, current: followed("a"),
+			want: Choice{Skipped: []Skip{{followed("a"), SkipNotNewer}}}},
+		{name: "a followed tag that names a digest that failed: held", rules: Rules{Follow: "stable"},
+			candidates: []string{followed("b")}, current: followed("a"), failed: []string{followed("b")},
+			want: Choice{Skipped: []Skip{{followed("b"), SkipFailed}}}},
+		{name: "a followed tag on a workload that runs it without a digest: any digest", rules: Rules{Follow: "stable"},
+			candidates: []string{followed("b")}, current: "", want: Choice{Tag: followed("b")}},
+		{name: "a followed tag reads only digests of that tag", rules: Rules{Follow: "stable"},
+			candidates: []string{"stable", "1.2.0", "latest@sha256:" + strings.Repeat("b", 64), "stable@sha256:bb", "stable@sha512:" + strings.Repeat("b", 64)},
+			current:    followed("a"),
+			want: Choice{Skipped: []Skip{{"stable", SkipNotFollowed}, {"1.2.0", SkipNotFollowed},
+				{"latest@sha256:" + strings.Repeat("b", 64), SkipNotFollowed}, {"stable@sha256:bb", SkipNotFollowed},
+				{"stable@sha512:" + strings.Repeat("b", 64), SkipNotFollowed}}}},
 		{name: "a held build above the choice is named", rules: Rules{Order: Numerical},
 			candidates: []string{"4", "5"}, current: "3", want: Choice{Tag: "4", Held: "5", Skipped: []Skip{{"5", SkipHeld}}}},
 	}
@@ -92,6 +110,11 @@ func TestRulesThatCannotOrderAreRefused(t *testing.T) {
 		{Rules{Order: Numerical, Pattern: `^main-(?P<ts>\d+)$`, Extract: "${ts}"}, ""},
 		{Rules{Order: Alphabetical, Pattern: `^build-(\d+)$`, Extract: "$$1 $1"}, ""},
 		{Rules{Order: Alphabetical}, "pattern: alphabetical order needs a pattern"},
+		{Rules{Follow: "stable"}, ""},
+		{Rules{Follow: "stable", Order: Numerical}, "order: a followed tag is not ordered"},
+		{Rules{Follow: "stable", Constraint: ">=1.0.0"}, "constraint: a version constraint applies to semver tags, not to a followed tag"},
+		{Rules{Follow: "stable", Pattern: "^stable$"}, "pattern: a followed tag is not filtered"},
+		{Rules{Follow: "stable:1"}, `follow: "stable:1" is not an image tag`},
 	}
 	for _, tc := range cases {
 		_, err := Parse(tc.rules)
@@ -114,6 +137,23 @@ func TestCompareTags(t *testing.T) {
 		t.Error("latest compared")
 	}
 	if !p.Reads("build-1") || p.Reads("1.0.0") || p.Semver() {
+		t.Error("Reads or Semver")
+	}
+}
+
+// followed is a digest of the tag stable, of the hex digit h repeated.
+func followed(h string) string { return "stable@sha256:" + strings.Repeat(h, 64) }
+
+// Two digests of a followed tag have no order: only one digest and itself compare.
+func TestFollowedDigestsHaveNoOrder(t *testing.T) {
+	p, _ := Parse(Rules{Follow: "stable"})
+	if c, ok := p.Compare(followed("a"), followed("a")); !ok || c != 0 {
+		t.Errorf("a digest vs itself: %d %v", c, ok)
+	}
+	if _, ok := p.Compare(followed("a"), followed("b")); ok {
+		t.Error("two digests compared")
+	}
+	if !p.Reads(followed("a")) || p.Reads("stable") || p.Semver() {
 		t.Error("Reads or Semver")
 	}
 }

@@ -10,14 +10,15 @@ import (
 
 // Why a candidate was not chosen.
 const (
-	SkipNotSemver  = "NotSemver"  // a tag such as latest, nightly or sha-abc1234
-	SkipFiltered   = "Filtered"   // the tag does not match the rules' pattern
-	SkipNotANumber = "NotANumber" // numerical rules: the tag (or what is extracted of it) is no plain decimal
-	SkipConstraint = "Constraint" // outside the version constraint
-	SkipNotNewer   = "NotNewer"   // not strictly greater than the current version
-	SkipFailed     = "Failed"     // on the failed list (exact tag string)
-	SkipDuplicate  = "Duplicate"  // the same tag string came from two sources
-	SkipHeld       = "Held"       // eligible, but the caller holds it (ChooseHeld), e.g. too young
+	SkipNotSemver   = "NotSemver"   // a tag such as latest, nightly or sha-abc1234
+	SkipFiltered    = "Filtered"    // the tag does not match the rules' pattern
+	SkipNotANumber  = "NotANumber"  // numerical rules: the tag (or what is extracted of it) is no plain decimal
+	SkipNotFollowed = "NotFollowed" // a followed tag: the version is no tag@sha256:… of that tag
+	SkipConstraint  = "Constraint"  // outside the version constraint
+	SkipNotNewer    = "NotNewer"    // not strictly greater than the current version
+	SkipFailed      = "Failed"      // on the failed list (exact tag string)
+	SkipDuplicate   = "Duplicate"   // the same tag string came from two sources
+	SkipHeld        = "Held"        // eligible, but the caller holds it (ChooseHeld), e.g. too young
 )
 
 // Skip records one candidate that was not chosen and why.

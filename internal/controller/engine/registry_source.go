@@ -28,7 +28,8 @@ type registrySource struct {
 	reader client.Reader
 }
 
-// candidates lists the tags and says when to look again.
+// candidates lists the tags, or under spec.followTag resolves the followed tag's digest, and says
+// when to look again.
 func (s registrySource) candidates(ctx context.Context, ruc *v1alpha1.RollingUpgradeConfig, pod *corev1.PodSpec,
 	src v1alpha1.RegistrySource, now time.Time) ([]rollout.Candidate, *rollout.Problem, time.Duration, error) {
 	keychain, secrets, err := s.keychain(ctx, ruc.Namespace, pod)
@@ -39,19 +40,28 @@ func (s registrySource) candidates(ctx context.Context, ruc *v1alpha1.RollingUpg
 	if src.Interval != nil {
 		interval = src.Interval.Duration
 	}
-	// Listings are shared by repository; credentials are part of the key, so that no config sees
-	// tags through another namespace's secrets.
-	key := ruc.Spec.Image
+	// Answers are shared by repository (or followed tag); credentials are part of the key, so that
+	// no config sees tags through another namespace's secrets.
+	creds := ""
 	if len(secrets) > 0 {
-		key += "|" + ruc.Namespace + "/" + strings.Join(secrets, ",")
+		creds = "|" + ruc.Namespace + "/" + strings.Join(secrets, ",")
 	}
-	res := s.cache.Tags(ctx, key, ruc.Spec.Image, interval, keychain)
+	var res registry.Result
+	asked := "listing the tags of " + ruc.Spec.Image
+	if tag := ruc.Spec.FollowTag; tag != "" {
+		img := ruc.Spec.Image + ":" + tag
+		asked = "resolving " + img
+		if res = s.cache.Digest(ctx, "digest of "+img+creds, img, interval, keychain); res.Err == nil {
+			res.Tags = []string{tag + "@" + res.Digest}
+		}
+	} else {
+		res = s.cache.Tags(ctx, ruc.Spec.Image+creds, ruc.Spec.Image, interval, keychain)
+	}
 	poll := max(res.Next.Sub(now), time.Second)
 	if res.Err != nil {
 		// The message says what failed in rollgate's words; the registry's own are for the log.
-		logf.FromContext(ctx).V(1).Info("listing registry tags failed", "image", ruc.Spec.Image, "detail", errors.Unwrap(res.Err))
-		return nil, &rollout.Problem{Reason: v1alpha1.EventRegistryUnavailable,
-			Message: fmt.Sprintf("listing the tags of %s: %v", ruc.Spec.Image, res.Err)}, poll, nil
+		logf.FromContext(ctx).V(1).Info(asked+" failed", "image", ruc.Spec.Image, "detail", errors.Unwrap(res.Err))
+		return nil, &rollout.Problem{Reason: v1alpha1.EventRegistryUnavailable, Message: fmt.Sprintf("%s: %v", asked, res.Err)}, poll, nil
 	}
 	out := make([]rollout.Candidate, 0, len(res.Tags))
 	for _, t := range res.Tags {

@@ -22,15 +22,15 @@ func Handler() http.Handler {
 	return ggcrregistry.New(ggcrregistry.Logger(log.New(io.Discard, "", 0)))
 }
 
-// Push writes one random image to host/repository under every tag.
-func Push(t testing.TB, host, repository string, tags ...string) {
+// Push writes one random image to host/repository under every tag, and returns its digest.
+func Push(t testing.TB, host, repository string, tags ...string) string {
 	t.Helper()
-	PushCreated(t, host, repository, time.Time{}, tags...)
+	return PushCreated(t, host, repository, time.Time{}, tags...)
 }
 
 // PushCreated writes one random image built at created (its config's "created"; zero: none) to
-// host/repository under every tag.
-func PushCreated(t testing.TB, host, repository string, created time.Time, tags ...string) {
+// host/repository under every tag, and returns its digest.
+func PushCreated(t testing.TB, host, repository string, created time.Time, tags ...string) string {
 	t.Helper()
 	img, err := random.Image(128, 1)
 	if err != nil {
@@ -50,4 +50,9 @@ func PushCreated(t testing.TB, host, repository string, created time.Time, tags 
 			t.Fatal(err)
 		}
 	}
+	digest, err := img.Digest()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return digest.String()
 }
