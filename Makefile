@@ -251,7 +251,7 @@ renovate-tools: ## Install the pinned Renovate and the Node it needs from npm in
 	hack/install-renovate.sh
 
 .PHONY: example-crds
-example-crds: $(CONTROLLER_GEN) ## Fetch the Flux, Argo CD and prometheus-operator CRDs the examples and config/prometheus use (for the e2e tests).
+example-crds: $(CONTROLLER_GEN) ## Fetch the Flux, Argo CD and prometheus-operator CRDs the examples and config/prometheus use, and make Flux's ImagePolicy CRD (for the e2e tests).
 	hack/example-crds.sh
 
 .PHONY: cluster-up

@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"testing"
 
+	imagev1 "github.com/fluxcd/image-reflector-controller/api/v1"
 	"github.com/go-logr/logr"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
 	"k8s.io/client-go/rest"
@@ -68,6 +69,9 @@ func setup() error {
 	restConfig.QPS, restConfig.Burst = 200, 400
 	scheme := clientgoscheme.Scheme
 	if err := v1alpha1.AddToScheme(scheme); err != nil {
+		return err
+	}
+	if err := imagev1.AddToScheme(scheme); err != nil {
 		return err
 	}
 	k8s, err = client.New(restConfig, client.Options{Scheme: scheme})

@@ -303,12 +303,21 @@ func TestIntegrationInvalidSpecsAreRejected(t *testing.T) {
 			set(u, "stable", "spec", "followTag")
 			unstructured.RemoveNestedField(u.Object, "spec", "versionConstraint")
 			set(u, []any{map[string]any{"configMap": map[string]any{"name": "versions", "key": "web"}}}, "spec", "sources")
-		}, "followTag reads the tag's digest from the registry: its sources are registry sources"},
+		}, "followTag reads the tag's digest from one source, the registry or an ImagePolicy"},
 		{"a followed tag written back to Git", func(u *unstructured.Unstructured) {
 			set(u, "stable", "spec", "followTag")
 			unstructured.RemoveNestedField(u.Object, "spec", "versionConstraint")
 			set(u, map[string]any{"name": "fleet", "path": "apps/web.yaml"}, "spec", "gitWriteBack")
 		}, "followTag rolls out digests, which a write-back to Git does not record: it takes no gitWriteBack"},
+		{"a followed tag from two sources", func(u *unstructured.Unstructured) {
+			set(u, "stable", "spec", "followTag")
+			unstructured.RemoveNestedField(u.Object, "spec", "versionConstraint")
+			set(u, []any{map[string]any{"registry": map[string]any{}}, map[string]any{"imagePolicy": map[string]any{"name": "web"}}}, "spec", "sources")
+		}, "followTag reads the tag's digest from one source, the registry or an ImagePolicy"},
+		{"a followed tag too long to name a version", func(u *unstructured.Unstructured) {
+			set(u, strings.Repeat("s", 57), "spec", "followTag")
+			unstructured.RemoveNestedField(u.Object, "spec", "versionConstraint")
+		}, "spec.followTag: Too long"},
 		{"a followed tag that is no tag", func(u *unstructured.Unstructured) {
 			set(u, "stable@sha256:0", "spec", "followTag")
 			unstructured.RemoveNestedField(u.Object, "spec", "versionConstraint")
@@ -316,10 +325,10 @@ func TestIntegrationInvalidSpecsAreRejected(t *testing.T) {
 		{"a tag filter without a pattern", func(u *unstructured.Unstructured) { set(u, map[string]any{"extract": "$ts"}, "spec", "filterTags") },
 			"spec.filterTags.pattern: Required value"},
 		{"empty source", sources(map[string]any{}),
-			"a source sets exactly one of applicationVersion, configMap or registry"},
+			"a source sets exactly one of applicationVersion, configMap, registry or imagePolicy"},
 		{"source with two signals", sources(map[string]any{
 			"applicationVersion": map[string]any{"name": "web"}, "registry": map[string]any{}}),
-			"a source sets exactly one of applicationVersion, configMap or registry"},
+			"a source sets exactly one of applicationVersion, configMap, registry or imagePolicy"},
 		{"configMap without key", sources(map[string]any{"configMap": map[string]any{"name": "versions"}}),
 			"spec.sources[0].configMap.key: Required value"},
 		{"approval of minors", func(u *unstructured.Unstructured) { set(u, "Minor", "spec", "approval") },

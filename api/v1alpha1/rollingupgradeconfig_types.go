@@ -67,8 +67,18 @@ type RegistrySource struct {
 	Interval *metav1.Duration `json:"interval,omitempty"`
 }
 
+// ImagePolicySource reads the latest image of a Flux ImagePolicy (image.toolkit.fluxcd.io/v1) in
+// the same namespace: the tag its policy chose, and its digest under spec.followTag.
+type ImagePolicySource struct {
+	// Name of the ImagePolicy.
+	// +required
+	// +kubebuilder:validation:MinLength=1
+	// +kubebuilder:validation:MaxLength=253
+	Name string `json:"name"`
+}
+
 // VersionSource is one version signal. Exactly one of its fields is set.
-// +kubebuilder:validation:XValidation:rule="(has(self.applicationVersion) ? 1 : 0) + (has(self.configMap) ? 1 : 0) + (has(self.registry) ? 1 : 0) == 1",message="a source sets exactly one of applicationVersion, configMap or registry"
+// +kubebuilder:validation:XValidation:rule="(has(self.applicationVersion) ? 1 : 0) + (has(self.configMap) ? 1 : 0) + (has(self.registry) ? 1 : 0) + (has(self.imagePolicy) ? 1 : 0) == 1",message="a source sets exactly one of applicationVersion, configMap, registry or imagePolicy"
 type VersionSource struct {
 	// ApplicationVersion reads spec.version of an ApplicationVersion.
 	// +optional
@@ -81,6 +91,11 @@ type VersionSource struct {
 	// Registry lists the tags of spec.image.
 	// +optional
 	Registry *RegistrySource `json:"registry,omitempty"`
+
+	// ImagePolicy reads status.latestRef of a Flux ImagePolicy, which image-reflector-controller
+	// keeps: Flux's image automation chooses, rollgate rolls out with its own checks.
+	// +optional
+	ImagePolicy *ImagePolicySource `json:"imagePolicy,omitempty"`
 }
 
 // MaintenanceWindow says when a rollout may start: the window opens at every fire time of the cron
@@ -194,7 +209,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!has(self.strategy) || !has(self.strategy.type) || self.strategy.type != 'InPlace' || self.targetRef.kind == 'StatefulSet'",message="strategy InPlace changes the pods of a StatefulSet: targetRef.kind must be StatefulSet"
 // +kubebuilder:validation:XValidation:rule="!(has(self.strategy) && has(self.strategy.type) && self.strategy.type == 'InPlace' && has(self.gitWriteBack) && has(self.gitWriteBack.mode) && self.gitWriteBack.mode == 'GitFirst')",message="strategy InPlace does not work with a GitFirst write-back: use ClusterFirst"
 // +kubebuilder:validation:XValidation:rule="!has(self.followTag) || (!has(self.tagPolicy) && !has(self.filterTags) && (!has(self.versionConstraint) || self.versionConstraint == '>=0.0.0'))",message="followTag follows the digests of one tag: it takes no tagPolicy, filterTags or versionConstraint"
-// +kubebuilder:validation:XValidation:rule="!has(self.followTag) || !has(self.sources) || self.sources.all(s, has(s.registry))",message="followTag reads the tag's digest from the registry: its sources are registry sources"
+// +kubebuilder:validation:XValidation:rule="!has(self.followTag) || !has(self.sources) || (size(self.sources) == 1 && self.sources.all(s, has(s.registry) || has(s.imagePolicy)))",message="followTag reads the tag's digest from one source, the registry or an ImagePolicy: two could name two digests, which have no order to choose by"
 // +kubebuilder:validation:XValidation:rule="!(has(self.followTag) && has(self.gitWriteBack))",message="followTag rolls out digests, which a write-back to Git does not record: it takes no gitWriteBack"
 // +kubebuilder:validation:XValidation:rule="!has(self.tagPolicy) || !has(self.tagPolicy.alphabetical) || has(self.filterTags)",message="an alphabetical tag policy needs filterTags: every tag has a text, and latest or main would read as versions"
 // RollingUpgradeConfigSpec says which workload rollgate steers, where its versions come from, which
@@ -233,11 +248,14 @@ type RollingUpgradeConfigSpec struct {
 	// FollowTag follows one moving tag, such as stable or latest, instead of ordering tags: each
 	// digest the registry resolves it to is a version, named tag@digest (stable@sha256:…), rolled
 	// out pinned by that digest and checked and rolled back like any other; the failed list holds
-	// the digests that failed, so a tag moved back to one of them holds. Its sources are registry
-	// sources, which ask for the tag's digest at each interval instead of listing tags. A workload
-	// that runs the tag without a digest is pinned by the first rollout; before that, a rollback
-	// returns to the bare tag, which the kubelet may resolve again. Not with spec.gitWriteBack.
-	// +kubebuilder:validation:MaxLength=128
+	// the digests that failed, so a tag moved back to one of them holds. Its one source is the
+	// registry, which is asked for the tag's digest at each interval instead of listing tags, or
+	// an ImagePolicy that reflects the tag's digest (digestReflectionPolicy Always). The workload
+	// must run a build pinned by digest: on the bare tag it holds (Unversioned), since a rollback
+	// to the bare tag could pull the failed build again. spec.minReleaseAge counts from the tag's
+	// move to a build. Not with spec.gitWriteBack.
+	// At most 56 characters: with its digest, a version is at most 128.
+	// +kubebuilder:validation:MaxLength=56
 	// +kubebuilder:validation:Pattern=`^[A-Za-z0-9_][A-Za-z0-9_.-]*$`
 	// +optional
 	FollowTag string `json:"followTag,omitempty"`

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	imagev1 "github.com/fluxcd/image-reflector-controller/api/v1"
 	"k8s.io/apimachinery/pkg/runtime"
 	utilruntime "k8s.io/apimachinery/pkg/util/runtime"
 	clientgoscheme "k8s.io/client-go/kubernetes/scheme"
@@ -28,6 +29,7 @@ func newScheme() *runtime.Scheme {
 	s := runtime.NewScheme()
 	utilruntime.Must(clientgoscheme.AddToScheme(s))
 	utilruntime.Must(rollgatev1alpha1.AddToScheme(s))
+	utilruntime.Must(imagev1.AddToScheme(s)) // Flux's ImagePolicy, an optional source
 	return s
 }
 

@@ -20,6 +20,7 @@ const (
 	IndexApplicationVersion = "rollgate.dev/application-version" // ApplicationVersion names
 	IndexConfigMap          = "rollgate.dev/configmap"           // ConfigMap names
 	IndexGitWriteBack       = "rollgate.dev/git-write-back"      // the GitWriteBack's name
+	IndexImagePolicy        = "rollgate.dev/image-policy"        // Flux ImagePolicy names
 )
 
 func TargetKey(kind v1alpha1.WorkloadKind, name string) string {
@@ -44,6 +45,12 @@ var ConfigIndexes = map[string]client.IndexerFunc{
 		}
 		return nil
 	},
+	IndexImagePolicy: sourceNames(func(s v1alpha1.VersionSource) string {
+		if s.ImagePolicy != nil {
+			return s.ImagePolicy.Name
+		}
+		return ""
+	}),
 	IndexConfigMap: sourceNames(func(s v1alpha1.VersionSource) string {
 		if s.ConfigMap != nil {
 			return s.ConfigMap.Name

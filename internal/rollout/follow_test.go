@@ -7,6 +7,7 @@ import (
 
 	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/google/go-cmp/cmp"
+	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
 )
@@ -47,8 +48,11 @@ func TestFollowingATag(t *testing.T) {
 			workload: deploymentAt(b, healthy), candidates: av(a), wantReason: v1alpha1.ReasonProgressing, wantTarget: repo + ":" + a, wantCurrent: b},
 		{name: "a workload pinned by digest when first seen runs that version", config: config(follows), workload: deploymentAt(a, healthy),
 			candidates: av(a), wantReason: v1alpha1.ReasonUpToDate, wantCurrent: a},
-		{name: "a workload on the bare tag has no digest to compare: the first rollout pins it", config: config(follows),
-			workload: deploymentAt("stable", healthy), candidates: av(a), wantReason: v1alpha1.ReasonProgressing, wantTarget: repo + ":" + a},
+		{name: "a workload on the bare tag runs no known build, and a rollback could not return to it: held", config: config(follows),
+			workload: deploymentAt("stable", healthy), candidates: av(a), wantReason: v1alpha1.ReasonUnversioned,
+			wantMessage: "Pin the build it runs by digest"},
+		{name: "a workload on another tag moves to the followed one", config: config(follows, current("1.2.0")),
+			workload: deploymentAt("1.2.0", healthy), candidates: av(a), wantReason: v1alpha1.ReasonProgressing, wantTarget: repo + ":" + a, wantCurrent: "1.2.0"},
 		{name: "a rejected digest goes on the failed list", workload: deploymentAt(a, healthy), candidates: av(b),
 			config:     config(follows, current(a), annotated(v1alpha1.RejectAnnotation, b, v1alpha1.RejectedByAnnotation, "alice")),
 			wantReason: v1alpha1.ReasonUpToDate, wantCurrent: a, wantFailed: []string{b}},
@@ -137,6 +141,36 @@ func TestAFollowedTagPinnedByDigestIsPinnedOnce(t *testing.T) {
 	}
 }
 
+// Under spec.minReleaseAge a moving tag's build is as old as the tag's move to it, its first sight:
+// a build promoted to the tag long after it was built waits too. A digest the tag no longer names
+// is forgotten, so that the list of first sights never fills with them.
+func TestAFollowedTagWaitsFromItsMove(t *testing.T) {
+	young := func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Spec.MinReleaseAge = &metav1.Duration{Duration: time.Hour}
+		c.Spec.Sources = []v1alpha1.VersionSource{{Registry: &v1alpha1.RegistrySource{}}}
+	}
+	cfg := config(follows, current(stableAt("0")), young)
+	at := now
+	for i, h := range []string{"1", "2", "3"} {
+		d := Decide(Input{Now: at, Config: cfg, Workload: deploymentAt(stableAt("0"), healthy), Candidates: av(stableAt(h))})
+		if len(d.Needs) > 0 || d.Annotations.TargetImage != "" {
+			t.Fatalf("push %d: needs %v, target %q; want it held by its first sight, no build time asked", i, d.Needs, d.Annotations.TargetImage)
+		}
+		var seen []string
+		for _, v := range d.Status.SeenVersions {
+			seen = append(seen, v.Version)
+		}
+		if want := []string{stableAt(h)}; !cmp.Equal(seen, want) {
+			t.Fatalf("push %d: seen %v, want %v", i, seen, want)
+		}
+		cfg, at = next(cfg, d), at.Add(30*time.Minute)
+	}
+	d := Decide(Input{Now: at.Add(31 * time.Minute), Config: cfg, Workload: deploymentAt(stableAt("0"), healthy), Candidates: av(stableAt("3"))})
+	if d.Annotations.TargetImage != repo+":"+stableAt("3") {
+		t.Errorf("target %q an hour after the last move, want %s", d.Annotations.TargetImage, stableAt("3"))
+	}
+}
+
 // What a config records as the version of an image: under a followed tag its tag and digest.
 func TestImageVersion(t *testing.T) {
 	followed, plain := config(follows).Spec, config().Spec
@@ -154,5 +188,15 @@ func TestImageVersion(t *testing.T) {
 		if got := ImageVersion(tc.spec, tc.img); got != tc.want {
 			t.Errorf("%s (follow %q): %q, want %q", tc.img, tc.spec.FollowTag, got, tc.want)
 		}
+	}
+}
+
+// A target set by hand to the bare tag of a pinned image does not unpin the workload: the kubelet
+// would pull whatever the tag names then, a failed build among them, with no check.
+func TestABareTagByHandDoesNotUnpin(t *testing.T) {
+	pinned := repo + ":" + stableAt("a")
+	cfg := config(follows, current(stableAt("a")), annotated(v1alpha1.TargetImageAnnotation, repo+":stable"))
+	if got, _ := RenderImage(cfg, now); got != pinned {
+		t.Errorf("renders %q, want %s", got, pinned)
 	}
 }

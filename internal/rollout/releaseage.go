@@ -27,6 +27,8 @@ type releaseAge struct {
 	asks    []string // the versions held for the want of their build time
 	// policy orders the versions, by the config's rules.
 	policy *version.Policy
+	// announced, when set, are the only versions whose first sight is kept (a followed tag's).
+	announced map[string]bool
 }
 
 // MaxCreatedReads bounds the build times one look asks the registry for; the rest wait (by their
@@ -47,6 +49,14 @@ func newReleaseAge(in Input, st *v1alpha1.RollingUpgradeConfigStatus, policy *ve
 	r := &releaseAge{min: minAge, now: in.Now.UTC().Truncate(time.Second), dated: map[string]time.Time{}, seen: map[string]time.Time{},
 		images: spec.CheckImage || spec.PinDigest || slices.ContainsFunc(spec.Sources, func(s v1alpha1.VersionSource) bool { return s.Registry != nil }),
 		built:  map[string]time.Time{}, read: map[string]bool{}, answers: in.Created, policy: policy}
+	if spec.FollowTag != "" {
+		// A build is released to a moving tag when the tag moves to it, however long ago it was
+		// built; and a digest the tag no longer names is gone, so its sight is not kept.
+		r.images, r.announced = false, map[string]bool{}
+		for _, c := range in.Candidates {
+			r.announced[c.Tag] = true
+		}
+	}
 	for _, c := range in.Candidates {
 		if at, ok := r.dated[c.Tag]; !c.ReleasedAt.IsZero() && (!ok || c.ReleasedAt.Before(at)) {
 			r.dated[c.Tag] = c.ReleasedAt
@@ -139,7 +149,7 @@ func (r *releaseAge) record(st *v1alpha1.RollingUpgradeConfigStatus) {
 	}
 	var keep []seen
 	for tag, at := range r.seen {
-		if !r.policy.Reads(tag) || slices.Contains(st.FailedVersions, tag) {
+		if !r.policy.Reads(tag) || slices.Contains(st.FailedVersions, tag) || r.announced != nil && !r.announced[tag] {
 			continue
 		}
 		if c, ok := r.policy.Compare(tag, st.CurrentVersion); ok && c <= 0 {

@@ -65,6 +65,11 @@ func imageToRun(cfg *v1alpha1.RollingUpgradeConfig) (string, string) {
 		case !image.SameRepository(t, cfg.Spec.Image):
 			return "", t + " is not an image of spec.image " + cfg.Spec.Image
 		case st.CurrentImage != "" && image.Renders(st.CurrentImage, t):
+			if image.Digest(t) == "" {
+				// The tag of the pinned current image: the pin stays, or the kubelet would pull
+				// whatever the tag names then, unchecked.
+				return st.CurrentImage, ""
+			}
 			return t, ""
 		case a.Step == StepHealthCheck && (ImageVersion(cfg.Spec, t) == st.TargetVersion || handTargetProblem(st, cfg.Spec, t) == ""):
 			// The check the engine started, or a target changed by hand mid-check that it will start.

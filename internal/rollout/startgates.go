@@ -5,6 +5,7 @@ import (
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
 	"github.com/rollgate/rollgate/internal/health"
+	"github.com/rollgate/rollgate/internal/image"
 	"github.com/rollgate/rollgate/internal/window"
 )
 
@@ -65,11 +66,22 @@ func suspended(d *Decision, c *chosen) bool {
 
 // unversioned: a current version the config's rules do not read compares nothing, so every
 // candidate would count as newer, which could be a downgrade. A followed tag's digests have no
-// order to go down: the digest it names is the one to run, and its first rollout pins a workload
-// that runs the bare tag.
+// order to go down: the digest it names is the one to run. But a workload on the bare followed
+// tag runs a build nobody knows, and a rollback to the bare tag is no rollback: the kubelet may
+// pull the failed build again under it, and the build that failed still reads as the tag.
 func unversioned(d *Decision, c *chosen) bool {
 	st := &d.Status
-	if d.follow != "" || st.CurrentVersion != "" && d.policy.Reads(st.CurrentVersion) {
+	if d.follow != "" {
+		if image.Tag(st.CurrentImage) != d.follow || image.Digest(st.CurrentImage) != "" {
+			return false
+		}
+		d.rest()
+		d.ready(v1alpha1.ReasonUnversioned, "%s runs %s, the bare tag spec.followTag follows: no build rollgate could roll back to. "+
+			"Pin the build it runs by digest (in Git, or annotation %s=%s:%s@sha256:<digest>); then each new digest of %s rolls out%s",
+			c.w.Description, st.CurrentImage, v1alpha1.TargetImageAnnotation, c.in.Config.Spec.Image, d.follow, d.follow, availableNote(c.tag))
+		return true
+	}
+	if st.CurrentVersion != "" && d.policy.Reads(st.CurrentVersion) {
 		return false
 	}
 	d.rest()

@@ -11,6 +11,7 @@ import (
 	"runtime/debug"
 	"time"
 
+	imagev1 "github.com/fluxcd/image-reflector-controller/api/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -41,6 +42,9 @@ type RollingUpgradeConfigReconciler struct {
 	Metrics   promquery.Querier // the admin's Prometheus for spec.analysis; nil: none
 	Waits     WaitSlots         // the reconciles that may wait for Metrics or a registry at once
 	Calendars bool              // RolloutCalendars apply (the manager may read them)
+	// ImagePolicies: the cluster serves Flux's ImagePolicy, and the manager watches them; set by
+	// SetupWithManager.
+	ImagePolicies bool
 }
 
 // Reconcile reads the config, gathers what its decision needs, lets rollout.Decide choose, writes
@@ -115,6 +119,13 @@ func (r *RollingUpgradeConfigReconciler) SetupWithManager(ctx context.Context, m
 		Watches(&corev1.ConfigMap{}, kube.ByName(c, kube.IndexConfigMap))
 	if r.Calendars {
 		b = b.Watches(&v1alpha1.RolloutCalendar{}, byCalendar(c))
+	}
+	var err error
+	if r.ImagePolicies, err = imagePoliciesServed(mgr.GetRESTMapper()); err != nil {
+		return err
+	}
+	if r.ImagePolicies {
+		b = b.Watches(&imagev1.ImagePolicy{}, kube.ByName(c, kube.IndexImagePolicy))
 	}
 	return b.Complete(r)
 }

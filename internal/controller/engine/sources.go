@@ -17,7 +17,9 @@ import (
 
 // gatherCandidates reads every source of the config into in. The first source that cannot be read
 // stops it: a config must not act on part of its signals. Registry sources also set in.PollAfter.
-func gatherCandidates(ctx context.Context, c client.Reader, reg registrySource, ruc *v1alpha1.RollingUpgradeConfig, pod *corev1.PodSpec, in *rollout.Input) error {
+// imagePolicies says whether the manager watches Flux's ImagePolicies.
+func gatherCandidates(ctx context.Context, c client.Reader, reg registrySource, imagePolicies bool, ruc *v1alpha1.RollingUpgradeConfig,
+	pod *corev1.PodSpec, in *rollout.Input) error {
 	for _, src := range ruc.Spec.Sources {
 		var got []rollout.Candidate
 		var problem *rollout.Problem
@@ -27,6 +29,8 @@ func gatherCandidates(ctx context.Context, c client.Reader, reg registrySource, 
 			got, problem, err = fromApplicationVersion(ctx, c, ruc, src.ApplicationVersion.Name)
 		case src.ConfigMap != nil:
 			got, problem, err = fromConfigMap(ctx, c, ruc.Namespace, *src.ConfigMap)
+		case src.ImagePolicy != nil:
+			got, problem, err = fromImagePolicy(ctx, c, ruc, src.ImagePolicy.Name, imagePolicies)
 		case src.Registry != nil:
 			var poll time.Duration
 			got, problem, poll, err = reg.candidates(ctx, ruc, pod, *src.Registry, in.Now)

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"testing"
 
+	imagev1 "github.com/fluxcd/image-reflector-controller/api/v1"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -51,6 +52,9 @@ func NewScheme(t testing.TB) *runtime.Scheme {
 		t.Fatal(err)
 	}
 	if err := v1alpha1.AddToScheme(s); err != nil {
+		t.Fatal(err)
+	}
+	if err := imagev1.AddToScheme(s); err != nil {
 		t.Fatal(err)
 	}
 	return s
