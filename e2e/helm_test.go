@@ -168,6 +168,7 @@ func TestHelmChart(t *testing.T) {
 		"--set", "serviceMonitor.enabled=true", "--set", "prometheusRule.enabled=true", "--set", "dashboard.enabled=true",
 		"--set", "notifications.eventsAddr=http://notification-controller.flux-system.svc.cluster.local./",
 		"--set", "notifications.webhook.secretName=rollgate-webhook", "--set", "notifications.queueSize=50",
+		"--set", "registryCloudIdentity=true", "--set", `serviceAccountAnnotations.eks\.amazonaws\.com/role-arn=arn:aws:iam::123456789012:role/rollgate`,
 		// Values that YAML would take for a boolean or a number, were they not quoted.
 		"--set", "goMemLimit=off", "--set", "extraArgs={on}")), 0o600); err != nil {
 		t.Fatal(err)
@@ -178,6 +179,10 @@ func TestHelmChart(t *testing.T) {
 		if !strings.Contains(out, want) {
 			t.Errorf("the chart with every option does not apply %s:\n%s", want, out)
 		}
+	}
+	if rendered, _ := os.ReadFile(all); !strings.Contains(string(rendered), "- --registry-cloud-identity") ||
+		!strings.Contains(string(rendered), "eks.amazonaws.com/role-arn: arn:aws:iam::123456789012:role/rollgate") {
+		t.Errorf("the cloud identity is not rendered:\n%s", rendered)
 	}
 
 }

@@ -38,6 +38,7 @@ type options struct {
 	KubeAPIQPS              float32
 	KubeAPIBurst            int
 	RegistryQPS             float64
+	RegistryCloudIdentity   bool
 	RegistryAllow           registry.AddressPolicy
 	GitAllow                registry.AddressPolicy
 	GitMaxBytes             int64
@@ -120,6 +121,10 @@ func bindFlags(fs *flag.FlagSet, o *options) *rawFlags {
 		"Comma-separated CIDRs, addresses or host names the manager may list tags from although they are "+
 			"loopback, link-local or a cloud metadata service, which are refused by default (e.g. 127.0.0.1 for a "+
 			"registry in a sidecar); a host name also lets a proxy resolve it.")
+	fs.BoolVar(&o.RegistryCloudIdentity, "registry-cloud-identity", false,
+		"Read Amazon ECR, Google Artifact Registry and Container Registry with the manager's own cloud identity (IAM roles "+
+			"for service accounts, EKS Pod Identity, GKE Workload Identity, or the node's), after a workload's pull secrets. "+
+			"Every config may then read what that identity may: grant it only the registries the workloads pull from.")
 	fs.StringVar(&raw.gitAllow, "git-allow", "",
 		"Comma-separated CIDRs, addresses or host names the manager may write Git repositories to although they are "+
 			"loopback, link-local or a cloud metadata service, which are refused by default (spec.url of a GitWriteBack).")

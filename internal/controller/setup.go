@@ -50,6 +50,9 @@ type Config struct {
 	// Metrics is the cluster admin's Prometheus that spec.analysis queries; nil: none, and a
 	// config with an analysis starts no version.
 	Metrics promquery.Querier
+	// CloudIdentity: the registries of the clouds are read with the manager's own cloud identity,
+	// after the workloads' pull secrets (registry.CloudIdentity).
+	CloudIdentity bool
 	// Calendars: RolloutCalendars apply; the manager watches them (cluster-wide) and reads the
 	// labels of the namespaces they select by. Off for a manager without cluster-wide rights.
 	Calendars bool
@@ -139,6 +142,9 @@ func setupEngine(ctx context.Context, mgr ctrl.Manager, cfg Config, recorder eve
 	r := &engine.RollingUpgradeConfigReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
 		Recorder: recorder, Clock: cfg.Clock, Metrics: cfg.Metrics, Waits: engine.NewWaitSlots(cfg.Concurrency), Calendars: cfg.Calendars,
 		Tags: &registry.Cache{Lister: cfg.Tags, Clock: cfg.Clock}}
+	if cfg.CloudIdentity {
+		r.CloudIdentity = &registry.CloudIdentity{Clock: cfg.Clock}
+	}
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return err
 	}

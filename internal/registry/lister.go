@@ -200,7 +200,10 @@ func classify(err error, retryAfter time.Duration) *Error {
 func unreachable(err error) string {
 	var dns *net.DNSError
 	var op *net.OpError
+	var identity *IdentityError
 	switch {
+	case errors.As(err, &identity):
+		return "unreachable (" + identity.Error() + ")"
 	case errors.Is(err, errTooLarge):
 		return "listing stopped: " + errTooLarge.Error()
 	case errors.Is(err, errAddressRefused):

@@ -142,3 +142,19 @@ func TestParseRetryAfter(t *testing.T) {
 		}
 	}
 }
+
+// failingIdentity is a cloud identity that cannot be had.
+type failingIdentity struct{}
+
+func (failingIdentity) Resolve(authn.Resource) (authn.Authenticator, error) {
+	return nil, &IdentityError{Cloud: "AWS", Host: "ecr.example", Err: errors.New("no ECR token")}
+}
+
+// A listing whose credential cannot be had says whose, not only that the registry gave no answer.
+func TestRemoteNamesTheIdentityItCouldNotHave(t *testing.T) {
+	host, _ := testRegistry(t, "1.0.0")
+	_, err := loopback(t).ListTags(context.Background(), host+"/demo/app", failingIdentity{})
+	if err == nil || err.Error() != "registry unreachable (the manager's AWS identity for ecr.example: no ECR token)" {
+		t.Fatalf("error = %v", err)
+	}
+}

@@ -57,7 +57,7 @@ func (r *RollingUpgradeConfigReconciler) answer(ctx context.Context, in *rollout
 
 // registry reads tags and digests with the workload's pull credentials.
 func (r *RollingUpgradeConfigReconciler) registry() registrySource {
-	return registrySource{cache: r.Tags, reader: r.APIReader}
+	return registrySource{cache: r.Tags, reader: r.APIReader, cloud: r.CloudIdentity}
 }
 
 // askFreezes answers the freezeWhile queries of the config's calendars.

@@ -26,6 +26,7 @@ import (
 type registrySource struct {
 	cache  *registry.Cache
 	reader client.Reader
+	cloud  authn.Keychain // the manager's cloud identity, after the pull secrets; nil: none
 }
 
 // candidates lists the tags, or under spec.followTag resolves the followed tag's digest, and says
@@ -131,7 +132,8 @@ func clientFor[C any](ctx context.Context, s registrySource, ruc *v1alpha1.Rolli
 	return c, keychain, ""
 }
 
-// keychain gathers the pull secrets of the pod spec and its service account.
+// keychain gathers the pull secrets of the pod spec and its service account, and the manager's
+// cloud identity after them. The names are the secrets'.
 func (s registrySource) keychain(ctx context.Context, namespace string, pod *corev1.PodSpec) (authn.Keychain, []string, error) {
 	var names []string
 	if pod != nil {
@@ -165,9 +167,18 @@ func (s registrySource) keychain(ctx context.Context, namespace string, pod *cor
 		}
 		secrets = append(secrets, sec)
 	}
-	if len(secrets) == 0 {
-		return authn.NewMultiKeychain(), nil, nil // anonymous
+	var chain []authn.Keychain
+	if len(secrets) > 0 {
+		kc, err := k8schain.NewFromPullSecrets(ctx, secrets)
+		if err != nil {
+			return nil, nil, err
+		}
+		chain = append(chain, kc)
+	} else {
+		names = nil // none found: the listing is an anonymous one, shared as such
 	}
-	kc, err := k8schain.NewFromPullSecrets(ctx, secrets)
-	return kc, names, err
+	if s.cloud != nil {
+		chain = append(chain, s.cloud)
+	}
+	return authn.NewMultiKeychain(chain...), names, nil // an empty chain is anonymous
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	imagev1 "github.com/fluxcd/image-reflector-controller/api/v1"
+	"github.com/google/go-containerregistry/pkg/authn"
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
@@ -38,10 +39,13 @@ type RollingUpgradeConfigReconciler struct {
 	APIReader client.Reader // uncached: pods, secrets and service accounts, which the manager does not watch
 	Recorder  events.EventRecorder
 	Clock     clock.PassiveClock
-	Tags      *registry.Cache   // shared registry listings
-	Metrics   promquery.Querier // the admin's Prometheus for spec.analysis; nil: none
-	Waits     WaitSlots         // the reconciles that may wait for Metrics or a registry at once
-	Calendars bool              // RolloutCalendars apply (the manager may read them)
+	Tags      *registry.Cache // shared registry listings
+	// CloudIdentity, if set, reads the registries of the clouds with the manager's own identity,
+	// after the workloads' pull secrets.
+	CloudIdentity authn.Keychain
+	Metrics       promquery.Querier // the admin's Prometheus for spec.analysis; nil: none
+	Waits         WaitSlots         // the reconciles that may wait for Metrics or a registry at once
+	Calendars     bool              // RolloutCalendars apply (the manager may read them)
 	// ImagePolicies: the cluster serves Flux's ImagePolicy, and the manager watches them; set by
 	// SetupWithManager.
 	ImagePolicies bool

@@ -1,0 +1,217 @@
+package registry
+
+import (
+	"encoding/base64"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
+	clocktesting "k8s.io/utils/clock/testing"
+)
+
+// fakeCloud answers on 127.0.0.1 as the clouds' own APIs do, by their documented contracts:
+// AWS STS AssumeRoleWithWebIdentity (query protocol, XML), ECR GetAuthorizationToken (JSON 1.1,
+// SigV4-signed), and the Google metadata server's token of the default service account.
+type fakeCloud struct {
+	mu       sync.Mutex
+	requests []string // "STS AssumeRoleWithWebIdentity token=…", "ECR signed-by=<key id>", "metadata token"
+	hang     bool     // answer nothing until the test ends
+	done     chan struct{}
+}
+
+func (f *fakeCloud) record(s string) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.requests = append(f.requests, s)
+}
+
+func (f *fakeCloud) seen() []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return append([]string(nil), f.requests...)
+}
+
+func (f *fakeCloud) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if f.hang {
+		<-f.done
+		return
+	}
+	switch {
+	case r.Header.Get("X-Amz-Target") == "AmazonEC2ContainerRegistry_V20150921.GetAuthorizationToken":
+		// SigV4: Authorization: AWS4-HMAC-SHA256 Credential=<key id>/<date>/<region>/ecr/aws4_request, …
+		cred, _, _ := strings.Cut(strings.TrimPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 Credential="), "/")
+		f.record("ECR signed-by=" + cred + " session=" + r.Header.Get("X-Amz-Security-Token"))
+		w.Header().Set("Content-Type", "application/x-amz-json-1.1")
+		token := base64.StdEncoding.EncodeToString([]byte("AWS:ecr-password"))
+		fmt.Fprintf(w, `{"authorizationData":[{"authorizationToken":%q,"expiresAt":4102444800,"proxyEndpoint":"https://123456789012.dkr.ecr.eu-west-1.amazonaws.com"}]}`, token)
+	case r.Method == http.MethodPost && r.Header.Get("Content-Type") == "application/x-www-form-urlencoded":
+		if err := r.ParseForm(); err != nil || r.PostForm.Get("Action") != "AssumeRoleWithWebIdentity" {
+			http.Error(w, "unexpected STS request", http.StatusBadRequest)
+			return
+		}
+		f.record("STS AssumeRoleWithWebIdentity role=" + r.PostForm.Get("RoleArn") + " token=" + r.PostForm.Get("WebIdentityToken"))
+		w.Header().Set("Content-Type", "text/xml")
+		fmt.Fprint(w, `<AssumeRoleWithWebIdentityResponse xmlns="https://sts.amazonaws.com/doc/2011-06-15/">
+  <AssumeRoleWithWebIdentityResult>
+    <Credentials><AccessKeyId>ASIAFROMSTS</AccessKeyId><SecretAccessKey>sts-secret</SecretAccessKey>
+      <SessionToken>sts-session</SessionToken><Expiration>2099-01-01T00:00:00Z</Expiration></Credentials>
+    <AssumedRoleUser><Arn>arn:aws:sts::123456789012:assumed-role/rollgate/x</Arn><AssumedRoleId>AROA:x</AssumedRoleId></AssumedRoleUser>
+  </AssumeRoleWithWebIdentityResult>
+  <ResponseMetadata><RequestId>1</RequestId></ResponseMetadata>
+</AssumeRoleWithWebIdentityResponse>`)
+	case r.URL.Path == "/computeMetadata/v1/instance/service-accounts/default/token":
+		if r.Header.Get("Metadata-Flavor") != "Google" {
+			http.Error(w, "missing Metadata-Flavor", http.StatusForbidden)
+			return
+		}
+		f.record("metadata token")
+		w.Header().Set("Metadata-Flavor", "Google")
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"access_token":"ya29.metadata-token","expires_in":3599,"token_type":"Bearer"}`)
+	case r.URL.Path == "/computeMetadata/v1/project/project-id":
+		w.Header().Set("Metadata-Flavor", "Google")
+		fmt.Fprint(w, "acme-prod")
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// startFakeCloud serves a fakeCloud and points the AWS SDK and Google's libraries at it, and at
+// nothing else of the machine: no AWS files, no instance metadata, no gcloud configuration.
+func startFakeCloud(t *testing.T) (*fakeCloud, string) {
+	f := &fakeCloud{done: make(chan struct{})}
+	srv := httptest.NewServer(f)
+	t.Cleanup(func() { close(f.done); srv.Close() })
+	home := t.TempDir()
+	for k, v := range map[string]string{
+		"HOME": home, "AWS_CONFIG_FILE": filepath.Join(home, "none"), "AWS_SHARED_CREDENTIALS_FILE": filepath.Join(home, "none"),
+		"AWS_EC2_METADATA_DISABLED": "true", "AWS_ENDPOINT_URL_ECR": srv.URL, "AWS_ENDPOINT_URL_STS": srv.URL,
+		"AWS_ACCESS_KEY_ID": "", "AWS_SECRET_ACCESS_KEY": "", "AWS_SESSION_TOKEN": "", "AWS_PROFILE": "",
+		"AWS_ROLE_ARN": "", "AWS_WEB_IDENTITY_TOKEN_FILE": "", "AWS_CONTAINER_CREDENTIALS_FULL_URI": "",
+		"GCE_METADATA_HOST": strings.TrimPrefix(srv.URL, "http://"), "GOOGLE_APPLICATION_CREDENTIALS": "",
+		"CLOUDSDK_CONFIG": filepath.Join(home, "gcloud"),
+	} {
+		t.Setenv(k, v)
+	}
+	return f, home
+}
+
+func resolveHost(t *testing.T, c *CloudIdentity, host string) (*authn.AuthConfig, error) {
+	t.Helper()
+	reg, err := name.NewRegistry(host)
+	if err != nil {
+		t.Fatal(err)
+	}
+	auth, err := c.Resolve(reg)
+	if err != nil {
+		return nil, err
+	}
+	return auth.Authorization()
+}
+
+// Each cloud's registries are read with the credential its API issues to the manager's identity,
+// picked by registry host; any other host is anonymous and asks no cloud.
+func TestCloudIdentityByRegistryHost(t *testing.T) {
+	const ecrHost, arHost = "123456789012.dkr.ecr.eu-west-1.amazonaws.com", "europe-west1-docker.pkg.dev"
+	cases := []struct {
+		name string
+		env  func(t *testing.T, home string)
+		host string
+		want authn.AuthConfig
+		// the requests the clouds got
+		asked []string
+	}{
+		{name: "ECR with the node's or a static AWS identity", host: ecrHost,
+			env: func(t *testing.T, _ string) {
+				t.Setenv("AWS_ACCESS_KEY_ID", "AKIASTATIC")
+				t.Setenv("AWS_SECRET_ACCESS_KEY", "static-secret")
+			},
+			want: authn.AuthConfig{Username: "AWS", Password: "ecr-password"}, asked: []string{"ECR signed-by=AKIASTATIC session="}},
+		{name: "ECR with IAM roles for service accounts: the projected token for the role's keys, then the ECR token", host: ecrHost,
+			env: func(t *testing.T, home string) {
+				token := filepath.Join(home, "token")
+				if err := os.WriteFile(token, []byte("projected-sa-token"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				t.Setenv("AWS_ROLE_ARN", "arn:aws:iam::123456789012:role/rollgate")
+				t.Setenv("AWS_WEB_IDENTITY_TOKEN_FILE", token)
+			},
+			want: authn.AuthConfig{Username: "AWS", Password: "ecr-password"},
+			asked: []string{"STS AssumeRoleWithWebIdentity role=arn:aws:iam::123456789012:role/rollgate token=projected-sa-token",
+				"ECR signed-by=ASIAFROMSTS session=sts-session"}},
+		{name: "Artifact Registry with GKE Workload Identity or the node's service account, from the metadata server", host: arHost,
+			env: func(*testing.T, string) {}, want: authn.AuthConfig{Username: "_token", Password: "ya29.metadata-token"},
+			asked: []string{"metadata token"}},
+		{name: "Container Registry likewise", host: "gcr.io", env: func(*testing.T, string) {},
+			want: authn.AuthConfig{Username: "_token", Password: "ya29.metadata-token"}, asked: []string{"metadata token"}},
+		{name: "another registry is anonymous", host: "ghcr.io", env: func(*testing.T, string) {}, want: authn.AuthConfig{}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			cloud, home := startFakeCloud(t)
+			tc.env(t, home)
+			c := &CloudIdentity{Clock: clocktesting.NewFakePassiveClock(time.Now())}
+			got, err := resolveHost(t, c, tc.host)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if *got != tc.want {
+				t.Errorf("credential %+v, want %+v", *got, tc.want)
+			}
+			if asked := cloud.seen(); strings.Join(asked, "\n") != strings.Join(tc.asked, "\n") {
+				t.Errorf("the clouds were asked:\n%s\nwant:\n%s", strings.Join(asked, "\n"), strings.Join(tc.asked, "\n"))
+			}
+		})
+	}
+}
+
+// A credential is reused for its TTL, then asked for again.
+func TestCloudIdentityReusesACredential(t *testing.T) {
+	cloud, _ := startFakeCloud(t)
+	clk := clocktesting.NewFakePassiveClock(time.Now())
+	c := &CloudIdentity{Clock: clk, TTL: 5 * time.Minute}
+	for range 3 {
+		if _, err := resolveHost(t, c, "gcr.io"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if n := len(cloud.seen()); n != 1 {
+		t.Errorf("%d token requests within the TTL, want 1", n)
+	}
+	clk.SetTime(clk.Now().Add(5 * time.Minute))
+	if _, err := resolveHost(t, c, "gcr.io"); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(cloud.seen()); n != 2 {
+		t.Errorf("%d token requests after the TTL, want 2", n)
+	}
+}
+
+// A cloud that does not answer, or refuses, fails the resolution with what was asked, and
+// never for longer than the timeout.
+func TestCloudIdentityFailures(t *testing.T) {
+	t.Run("no answer", func(t *testing.T) {
+		cloud, _ := startFakeCloud(t)
+		cloud.hang = true
+		c := &CloudIdentity{Clock: clocktesting.NewFakePassiveClock(time.Now()), Timeout: 200 * time.Millisecond}
+		if _, err := resolveHost(t, c, "gcr.io"); err == nil || !strings.Contains(err.Error(), "the manager's Google Cloud identity for gcr.io: no answer within 200ms") {
+			t.Errorf("error %v", err)
+		}
+	})
+	t.Run("no AWS identity", func(t *testing.T) {
+		startFakeCloud(t)
+		c := &CloudIdentity{Clock: clocktesting.NewFakePassiveClock(time.Now()), Timeout: 5 * time.Second}
+		_, err := resolveHost(t, c, "123456789012.dkr.ecr.eu-west-1.amazonaws.com")
+		if err == nil || !strings.Contains(err.Error(), "the manager's AWS identity for 123456789012.dkr.ecr.eu-west-1.amazonaws.com: no ECR token") {
+			t.Errorf("error %v", err)
+		}
+	})
+}
