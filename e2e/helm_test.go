@@ -168,21 +168,23 @@ func TestHelmChart(t *testing.T) {
 		"--set", "serviceMonitor.enabled=true", "--set", "prometheusRule.enabled=true", "--set", "dashboard.enabled=true",
 		"--set", "notifications.eventsAddr=http://notification-controller.flux-system.svc.cluster.local./",
 		"--set", "notifications.webhook.secretName=rollgate-webhook", "--set", "notifications.queueSize=50",
-		"--set", "registryCloudIdentity=true", "--set", `serviceAccountAnnotations.eks\.amazonaws\.com/role-arn=arn:aws:iam::123456789012:role/rollgate`,
+		"--set", "receiver.secretName=rollgate-receivers", "--set", "registryCloudIdentity=true", "--set", `serviceAccountAnnotations.eks\.amazonaws\.com/role-arn=arn:aws:iam::123456789012:role/rollgate`,
 		// Values that YAML would take for a boolean or a number, were they not quoted.
 		"--set", "goMemLimit=off", "--set", "extraArgs={on}")), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	out := mustKubectl(t, "apply", "--server-side", "--dry-run=server", "-f", all)
 	for _, want := range []string{"servicemonitor.monitoring.coreos.com/rollgate-controller-manager-metrics",
-		"prometheusrule.monitoring.coreos.com/rollgate-alerts", "configmap/rollgate-dashboard", "deployment.apps/rollgate-controller-manager"} {
+		"prometheusrule.monitoring.coreos.com/rollgate-alerts", "configmap/rollgate-dashboard", "deployment.apps/rollgate-controller-manager",
+		"service/rollgate-receiver"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the chart with every option does not apply %s:\n%s", want, out)
 		}
 	}
 	if rendered, _ := os.ReadFile(all); !strings.Contains(string(rendered), "- --registry-cloud-identity") ||
+		!strings.Contains(string(rendered), "- --receiver-addr=:9292") ||
 		!strings.Contains(string(rendered), "eks.amazonaws.com/role-arn: arn:aws:iam::123456789012:role/rollgate") {
-		t.Errorf("the cloud identity is not rendered:\n%s", rendered)
+		t.Errorf("the cloud identity or the receiver is not rendered:\n%s", rendered)
 	}
 
 }

@@ -89,6 +89,7 @@ func newManager(ctx context.Context, cfg *rest.Config, o options) (ctrl.Manager,
 	}
 	if err := controller.Setup(ctx, mgr, controller.Config{Controllers: o.Controllers, Clock: clock.RealClock{},
 		Tags: o.registry(), Shard: o.Shard, CacheTrim: trim, Metrics: prom, Concurrency: o.Concurrency, Calendars: o.Calendars, CloudIdentity: o.RegistryCloudIdentity,
+		ReceiverAddr: o.ReceiverAddr, Receivers: o.Receivers,
 		Notify: tee}); err != nil {
 		return nil, fmt.Errorf("setting up the controllers: %w", err)
 	}

@@ -17,6 +17,7 @@ import (
 	"github.com/rollgate/rollgate/internal/controller"
 	"github.com/rollgate/rollgate/internal/gitwrite"
 	"github.com/rollgate/rollgate/internal/promquery"
+	"github.com/rollgate/rollgate/internal/receiver"
 	"github.com/rollgate/rollgate/internal/registry"
 )
 
@@ -39,6 +40,8 @@ type options struct {
 	KubeAPIBurst            int
 	RegistryQPS             float64
 	RegistryCloudIdentity   bool
+	ReceiverAddr            string
+	Receivers               []receiver.Receiver
 	RegistryAllow           registry.AddressPolicy
 	GitAllow                registry.AddressPolicy
 	GitMaxBytes             int64
@@ -71,9 +74,9 @@ func parseOptions(args []string) (options, error) {
 
 // rawFlags are the flags that are read into their option only once parsed (complete).
 type rawFlags struct {
-	namespaces, shard, controllers, registryAllow, gitAllow string
-	kubeAPIQPS                                              float64
-	showVersion                                             *bool
+	namespaces, shard, controllers, registryAllow, gitAllow, receiversFile string
+	kubeAPIQPS                                                             float64
+	showVersion                                                            *bool
 }
 
 // bindFlags defines the manager's flags on fs, into o or the raw flags it returns.
@@ -125,6 +128,12 @@ func bindFlags(fs *flag.FlagSet, o *options) *rawFlags {
 		"Read Amazon ECR, Google Artifact Registry and Container Registry with the manager's own cloud identity (IAM roles "+
 			"for service accounts, EKS Pod Identity, GKE Workload Identity, or the node's), after a workload's pull secrets. "+
 			"Every config may then read what that identity may: grant it only the registries the workloads pull from.")
+	fs.StringVar(&o.ReceiverAddr, "receiver-addr", "",
+		"Address the endpoint of registry push notifications binds to, e.g. :9292 (POST /hook/<receiver>); default: off. "+
+			"Only the leader listens. Needs --receivers-file.")
+	fs.StringVar(&raw.receiversFile, "receivers-file", "",
+		"File of the receivers whose push notifications the endpoint takes (a mounted Secret): a YAML list of name, kind "+
+			"(dockerhub, harbor, ghcr, generic) and token.")
 	fs.StringVar(&raw.gitAllow, "git-allow", "",
 		"Comma-separated CIDRs, addresses or host names the manager may write Git repositories to although they are "+
 			"loopback, link-local or a cloud metadata service, which are refused by default (spec.url of a GitWriteBack).")
@@ -190,6 +199,14 @@ func (o *options) complete(raw *rawFlags) error {
 	if o.Prometheus.Timeout <= 0 || o.Prometheus.Timeout >= o.ReconcileTimeout {
 		// A query cut off by the reconcile's deadline would record nothing, not even an error.
 		return fmt.Errorf("--prometheus-timeout must be positive and below --reconcile-timeout (%s), not %s", o.ReconcileTimeout, o.Prometheus.Timeout)
+	}
+	if (o.ReceiverAddr == "") != (raw.receiversFile == "") {
+		return errors.New("--receiver-addr and --receivers-file go together")
+	}
+	if raw.receiversFile != "" {
+		if o.Receivers, err = receiver.ReadFile(raw.receiversFile); err != nil {
+			return fmt.Errorf("--receivers-file: %w", err)
+		}
 	}
 	if o.LeaderElect && o.LeaderElectionID == "" {
 		return errors.New("--leader-election-id must not be empty when --leader-elect is on")

@@ -22,6 +22,7 @@ import (
 	"github.com/rollgate/rollgate/internal/gitwrite"
 	"github.com/rollgate/rollgate/internal/kube"
 	"github.com/rollgate/rollgate/internal/promquery"
+	"github.com/rollgate/rollgate/internal/receiver"
 	"github.com/rollgate/rollgate/internal/registry"
 	"github.com/rollgate/rollgate/internal/writeback"
 )
@@ -65,6 +66,10 @@ type Config struct {
 	// Notify, if set, is handed every event the controllers record (notifications); it must not
 	// block.
 	Notify func(*eventsv1.Event)
+	// ReceiverAddr, if set, is where the engine takes the registries' push notifications of
+	// Receivers (internal/receiver).
+	ReceiverAddr string
+	Receivers    []receiver.Receiver
 }
 
 // Setup registers the field indexes and the chosen controllers with the manager.
@@ -147,6 +152,11 @@ func setupEngine(ctx context.Context, mgr ctrl.Manager, cfg Config, recorder eve
 	}
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return err
+	}
+	if cfg.ReceiverAddr != "" {
+		if err := mgr.Add(receiver.Server{Addr: cfg.ReceiverAddr, Handler: receiver.NewHandler(cfg.Receivers, r.Pushed)}); err != nil {
+			return err
+		}
 	}
 	if cfg.Calendars {
 		if err := (&calendar.RolloutCalendarReconciler{Client: mgr.GetClient(), Clock: cfg.Clock}).SetupWithManager(mgr); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/google/go-containerregistry/pkg/name"
 	"k8s.io/apimachinery/pkg/types"
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -21,6 +22,7 @@ const (
 	IndexConfigMap          = "rollgate.dev/configmap"           // ConfigMap names
 	IndexGitWriteBack       = "rollgate.dev/git-write-back"      // the GitWriteBack's name
 	IndexImagePolicy        = "rollgate.dev/image-policy"        // Flux ImagePolicy names
+	IndexRepository         = "rollgate.dev/repository"          // spec.image, normalised: index.docker.io/acme/web
 )
 
 func TargetKey(kind v1alpha1.WorkloadKind, name string) string {
@@ -39,6 +41,13 @@ var ConfigIndexes = map[string]client.IndexerFunc{
 		}
 		return ""
 	}),
+	IndexRepository: func(o client.Object) []string {
+		repo, err := name.NewRepository(o.(*v1alpha1.RollingUpgradeConfig).Spec.Image, name.WeakValidation)
+		if err != nil {
+			return nil
+		}
+		return []string{repo.Name()}
+	},
 	IndexGitWriteBack: func(o client.Object) []string {
 		if g := o.(*v1alpha1.RollingUpgradeConfig).Spec.GitWriteBack; g != nil {
 			return []string{g.Name}

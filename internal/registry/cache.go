@@ -4,9 +4,11 @@ import (
 	"context"
 	"errors"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
+	"github.com/google/go-containerregistry/pkg/name"
 	"k8s.io/utils/clock"
 )
 
@@ -26,13 +28,21 @@ type Cache struct {
 }
 
 type entry struct {
-	mu       sync.Mutex // one listing at a time per key
-	tags     []string
-	fetched  time.Time
-	err      error
-	failures int
-	retryAt  time.Time
+	mu sync.Mutex // one listing at a time per key
+	// repository is the normalised name of what the entry answers for; stale: it was pushed to
+	// since the answer (Expire).
+	repository string
+	stale      atomic.Bool
+	tags       []string
+	fetched    time.Time
+	err        error
+	failures   int
+	retryAt    time.Time
 }
+
+// MinRelist is the least time between two listings of one entry that a push asks for (Expire):
+// a flood of notifications does not become a flood of listings.
+const MinRelist = 10 * time.Second
 
 // maxRetryAfter caps a registry's Retry-After, so a wrong header cannot silence a source for good.
 const maxRetryAfter = 24 * time.Hour
@@ -52,14 +62,14 @@ type Result struct {
 // Tags returns the tags of repository for key, listing them when the last listing is older than
 // interval and no backoff is running.
 func (c *Cache) Tags(ctx context.Context, key, repository string, interval time.Duration, keychain authn.Keychain) Result {
-	return c.look(key, interval, func() ([]string, error) { return c.Lister.ListTags(ctx, repository, keychain) })
+	return c.look(key, repository, interval, func() ([]string, error) { return c.Lister.ListTags(ctx, repository, keychain) })
 }
 
 // Digest returns the digest the tag image names for key, asking the registry when the last answer
 // is older than interval and no backoff is running, as Tags lists. The Lister must be a
 // DigestResolver.
 func (c *Cache) Digest(ctx context.Context, key, image string, interval time.Duration, keychain authn.Keychain) Result {
-	r := c.look(key, interval, func() ([]string, error) {
+	r := c.look(key, image, interval, func() ([]string, error) {
 		resolver, ok := c.Lister.(DigestResolver)
 		if !ok {
 			return nil, errors.New("the registry client cannot look images up")
@@ -74,15 +84,20 @@ func (c *Cache) Digest(ctx context.Context, key, image string, interval time.Dur
 	return r
 }
 
-// look answers from the entry of key, or asks fetch when its answer is older than interval.
-func (c *Cache) look(key string, interval time.Duration, fetch func() ([]string, error)) Result {
-	e := c.entry(key)
+// look answers from the entry of key, of ref (a repository or image), or asks fetch when its
+// answer is older than interval, or than a push to it (at most every MinRelist).
+func (c *Cache) look(key, ref string, interval time.Duration, fetch func() ([]string, error)) Result {
+	e := c.entry(key, ref)
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := c.Clock.Now()
+	next := e.fetched.Add(interval)
+	if e.stale.Load() {
+		next = e.fetched.Add(MinRelist)
+	}
 	switch {
-	case e.err == nil && !e.fetched.IsZero() && now.Before(e.fetched.Add(interval)):
-		return Result{Tags: e.tags, Next: e.fetched.Add(interval)}
+	case e.err == nil && !e.fetched.IsZero() && now.Before(next):
+		return Result{Tags: e.tags, Next: next}
 	case e.err != nil && now.Before(e.retryAt):
 		return Result{Tags: e.tags, Err: e.err, Next: e.retryAt}
 	}
@@ -94,10 +109,35 @@ func (c *Cache) look(key string, interval time.Duration, fetch func() ([]string,
 		return Result{Tags: e.tags, Err: err, Next: e.retryAt}
 	}
 	e.tags, e.fetched, e.err, e.failures = tags, now, nil, 0
+	e.stale.Store(false)
 	return Result{Tags: tags, Next: now.Add(interval)}
 }
 
-func (c *Cache) entry(key string) *entry {
+// Expire marks the answers about repository (a normalised name: index.docker.io/acme/web) as
+// older than a push to it: the next look asks again, once MinRelist has passed since the last
+// answer. A backoff after a failure still holds. It reports how many answers it expired.
+func (c *Cache) Expire(repository string) int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, e := range c.entries {
+		if e.repository == repository {
+			e.stale.Store(true)
+			n++
+		}
+	}
+	return n
+}
+
+// repositoryOf is the normalised repository of ref, a repository or an image.
+func repositoryOf(ref string) string {
+	if r, err := name.ParseReference(ref, name.WeakValidation); err == nil {
+		return r.Context().Name()
+	}
+	return ref
+}
+
+func (c *Cache) entry(key, ref string) *entry {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.entries == nil {
@@ -105,7 +145,7 @@ func (c *Cache) entry(key string) *entry {
 	}
 	e, ok := c.entries[key]
 	if !ok {
-		e = &entry{}
+		e = &entry{repository: repositoryOf(ref)}
 		c.entries[key] = e
 	}
 	return e

@@ -144,3 +144,32 @@ func TestCacheDigestNeedsAResolver(t *testing.T) {
 		t.Errorf("result %+v", got)
 	}
 }
+
+// A push expires the answers about its repository: the next look lists again, but not sooner than
+// MinRelist after the last listing. Other repositories keep theirs.
+func TestCacheExpiresTheAnswersOfAPushedRepository(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC))
+	l := &fakeLister{tags: []string{"1.0.0"}}
+	c := &Cache{Lister: l, Clock: clk}
+	ctx := context.Background()
+	web := func() Result { return c.Tags(ctx, "acme/web", "acme/web", time.Hour, authn.DefaultKeychain) }
+	api := func() Result {
+		return c.Tags(ctx, "ghcr.io/acme/api", "ghcr.io/acme/api", time.Hour, authn.DefaultKeychain)
+	}
+	web()
+	api()
+	if n := c.Expire("index.docker.io/acme/web"); n != 1 {
+		t.Fatalf("expired %d answers, want the one of acme/web", n)
+	}
+	if r := web(); l.calls != 2 || !r.Next.Equal(clk.Now().Add(MinRelist)) {
+		t.Errorf("a push right after a listing: %d listings, next %v; want none before MinRelist has passed", l.calls, r.Next)
+	}
+	clk.SetTime(clk.Now().Add(MinRelist))
+	if r := web(); l.calls != 3 || !r.Next.Equal(clk.Now().Add(time.Hour)) {
+		t.Errorf("after MinRelist: %d listings, next %v; want acme/web listed again, and then the interval", l.calls, r.Next)
+	}
+	api()
+	if l.calls != 3 {
+		t.Errorf("%d listings, want ghcr.io/acme/api not listed again", l.calls)
+	}
+}

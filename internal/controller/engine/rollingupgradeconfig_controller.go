@@ -21,8 +21,11 @@ import (
 	ctrl "sigs.k8s.io/controller-runtime"
 	"sigs.k8s.io/controller-runtime/pkg/builder"
 	"sigs.k8s.io/controller-runtime/pkg/client"
+	"sigs.k8s.io/controller-runtime/pkg/event"
+	"sigs.k8s.io/controller-runtime/pkg/handler"
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 	"sigs.k8s.io/controller-runtime/pkg/predicate"
+	"sigs.k8s.io/controller-runtime/pkg/source"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
 	"github.com/rollgate/rollgate/internal/kube"
@@ -49,6 +52,9 @@ type RollingUpgradeConfigReconciler struct {
 	// ImagePolicies: the cluster serves Flux's ImagePolicy, and the manager watches them; set by
 	// SetupWithManager.
 	ImagePolicies bool
+
+	// pushes are the configs a registry push wakes (Pushed).
+	pushes chan event.TypedGenericEvent[*v1alpha1.RollingUpgradeConfig]
 }
 
 // Reconcile reads the config, gathers what its decision needs, lets rollout.Decide choose, writes
@@ -131,5 +137,7 @@ func (r *RollingUpgradeConfigReconciler) SetupWithManager(ctx context.Context, m
 	if r.ImagePolicies {
 		b = b.Watches(&imagev1.ImagePolicy{}, kube.ByName(c, kube.IndexImagePolicy))
 	}
+	r.pushes = make(chan event.TypedGenericEvent[*v1alpha1.RollingUpgradeConfig], 1024)
+	b = b.WatchesRawSource(source.Channel(r.pushes, &handler.TypedEnqueueRequestForObject[*v1alpha1.RollingUpgradeConfig]{}))
 	return b.Complete(r)
 }
