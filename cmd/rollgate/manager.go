@@ -88,7 +88,7 @@ func newManager(ctx context.Context, cfg *rest.Config, o options) (ctrl.Manager,
 		return nil, err
 	}
 	if err := controller.Setup(ctx, mgr, controller.Config{Controllers: o.Controllers, Clock: clock.RealClock{},
-		Tags: o.registry(), Shard: o.Shard, CacheTrim: trim, Metrics: prom, Concurrency: o.Concurrency, Calendars: o.Calendars, CloudIdentity: o.RegistryCloudIdentity,
+		Tags: o.registry(), Shard: o.Shard, CacheTrim: trim, Metrics: prom, Concurrency: o.Concurrency, Calendars: o.Calendars, CloudIdentity: o.RegistryCloudIdentity, ImagePolicies: o.ImagePolicies,
 		ReceiverAddr: o.ReceiverAddr, Receivers: o.Receivers,
 		Notify: tee}); err != nil {
 		return nil, fmt.Errorf("setting up the controllers: %w", err)

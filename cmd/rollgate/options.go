@@ -40,6 +40,7 @@ type options struct {
 	KubeAPIBurst            int
 	RegistryQPS             float64
 	RegistryCloudIdentity   bool
+	ImagePolicies           bool
 	ReceiverAddr            string
 	Receivers               []receiver.Receiver
 	RegistryAllow           registry.AddressPolicy
@@ -141,6 +142,9 @@ func bindFlags(fs *flag.FlagSet, o *options) *rawFlags {
 		"Bytes the manager reads in one answer of a Git server over HTTP(S), the pack of a shallow clone of one branch, held "+
 			"in memory: a larger repository fails its writes with a condition that says so. Up to four repositories are "+
 			"written at once: raise the memory limit with it.")
+	fs.BoolVar(&o.ImagePolicies, "image-policies", true,
+		"Watch Flux's ImagePolicies when the cluster serves them (source imagePolicy). Turn off for a manager whose role may "+
+			"not list and watch them: the watch would never sync, and the manager would not start.")
 	fs.BoolVar(&o.Calendars, "calendars", true,
 		"Apply RolloutCalendars (cluster-scoped): the manager watches them and reads the labels of the namespaces they "+
 			"select by. Turn off for a manager without cluster-wide rights (config/namespaced), which cannot read them.")

@@ -51,6 +51,9 @@ type Config struct {
 	// Metrics is the cluster admin's Prometheus that spec.analysis queries; nil: none, and a
 	// config with an analysis starts no version.
 	Metrics promquery.Querier
+	// ImagePolicies: the engine may watch Flux's ImagePolicies (it does when the cluster serves
+	// them).
+	ImagePolicies bool
 	// CloudIdentity: the registries of the clouds are read with the manager's own cloud identity,
 	// after the workloads' pull secrets (registry.CloudIdentity).
 	CloudIdentity bool
@@ -146,9 +149,10 @@ func setupWriteBackStatus(mgr ctrl.Manager, cfg Config) error {
 func setupEngine(ctx context.Context, mgr ctrl.Manager, cfg Config, recorder events.EventRecorder) error {
 	r := &engine.RollingUpgradeConfigReconciler{Client: mgr.GetClient(), APIReader: mgr.GetAPIReader(),
 		Recorder: recorder, Clock: cfg.Clock, Metrics: cfg.Metrics, Waits: engine.NewWaitSlots(cfg.Concurrency), Calendars: cfg.Calendars,
-		Tags: &registry.Cache{Lister: cfg.Tags, Clock: cfg.Clock}}
+		ImagePolicies: cfg.ImagePolicies,
+		Tags:          &registry.Cache{Lister: cfg.Tags, Clock: cfg.Clock}}
 	if cfg.CloudIdentity {
-		r.CloudIdentity = &registry.CloudIdentity{Clock: cfg.Clock}
+		r.CloudIdentity = &registry.CloudIdentity{Clock: cfg.Clock, Log: ctrl.Log.WithName("cloud-identity")}
 	}
 	if err := r.SetupWithManager(ctx, mgr); err != nil {
 		return err

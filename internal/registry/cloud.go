@@ -1,10 +1,12 @@
 package registry
 
 import (
+	"cmp"
 	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -13,6 +15,7 @@ import (
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ecr"
 	ecrapi "github.com/awslabs/amazon-ecr-credential-helper/ecr-login/api"
+	"github.com/go-logr/logr"
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/v1/google"
 	"k8s.io/utils/clock"
@@ -20,74 +23,102 @@ import (
 
 // CloudIdentity is a keychain of the manager's own cloud identity, for the registries of the
 // clouds that issue pull credentials to it, picked by registry host:
-//   - Amazon ECR (<account>.dkr.ecr.<region>.amazonaws.com and the other partitions, as
+//   - private Amazon ECR (<account>.dkr.ecr.<region>.amazonaws.com and the other partitions, as
 //     amazon-ecr-credential-helper reads them), through the AWS SDK's default chain: IAM roles
-//     for service accounts, EKS Pod Identity, or the node's instance role;
+//     for service accounts, EKS Pod Identity, or the node's instance role. Such a registry has no
+//     anonymous access, so a credential that cannot be had fails the look;
 //   - Google Artifact Registry (*.pkg.dev) and Container Registry (gcr.io), through
 //     go-containerregistry's Google authenticator: Application Default Credentials, so GKE
-//     Workload Identity or the node's service account, from the metadata server.
+//     Workload Identity or the node's service account, from the metadata server. These hold
+//     public images too: without a credential they are read anonymously.
 //
-// Any other host resolves to anonymous, so that the keychain can follow pull secrets in a
-// authn.MultiKeychain. Each resolution is bounded by Timeout, and a credential is reused for TTL:
-// the clouds' tokens live an hour or more, and an exchange on every listing would cost a round
-// trip or two to the cloud's API each time.
+// Any other host (ECR Public among them) resolves to anonymous, so that the keychain can follow
+// pull secrets in an authn.MultiKeychain. Each exchange is bounded by Timeout, and its answer kept
+// for TTL (a failure for FailureTTL, so that a broken identity does not cost every look the
+// timeout): the clouds' tokens live an hour or more. Conditions get rollgate's words; the clouds'
+// own, which may name the manager's role, go to Log.
 type CloudIdentity struct {
-	Timeout time.Duration // one resolution; default 10s
-	TTL     time.Duration // how long a credential is reused; default 5m
-	Clock   clock.PassiveClock
+	Timeout    time.Duration // one exchange; default 10s
+	TTL        time.Duration // how long a credential is reused; default 5m
+	FailureTTL time.Duration // how long a failure is; default 30s
+	Clock      clock.PassiveClock
+	Log        logr.Logger
 
 	mu    sync.Mutex
-	creds map[string]cloudCredential // by registry host
+	creds map[string]cloudCredential // by cloudOf's key
 }
 
 type cloudCredential struct {
-	auth    authn.AuthConfig
+	auth    *authn.AuthConfig // nil: anonymous
+	err     error
 	expires time.Time
 }
+
+// maxCloudCredentials bounds the credentials kept: ECR's are per registry host, and a tenant
+// names hosts. Past it, the expired go, and then all.
+const maxCloudCredentials = 256
 
 // IdentityError is a credential the manager's cloud identity could not get.
 type IdentityError struct {
 	Cloud, Host string
-	Err         error
+	Err         error // the cloud's own words, for the log
 }
 
 func (e *IdentityError) Error() string {
-	return "the manager's " + e.Cloud + " identity for " + e.Host + ": " + e.Err.Error()
+	return "the manager's " + e.Cloud + " identity got no credential for " + e.Host + " (the manager's log says why)"
 }
 func (e *IdentityError) Unwrap() error { return e.Err }
 
 // cloudResolver asks one cloud for a credential of host.
 type cloudResolver func(ctx context.Context, host string) (authn.AuthConfig, error)
 
-// resolverFor is the cloud of host, and its name for messages; nil when it is of none.
-func resolverFor(host string) (cloudResolver, string) {
-	if _, err := ecrapi.ExtractRegistry(host); err == nil {
-		return resolveECR, "AWS"
+// cloud is the cloud of a registry host.
+type cloud struct {
+	name    string
+	resolve cloudResolver
+	// key of its credential: Google's token is the same for every host.
+	key string
+	// anonymousWithout: the registry holds public images, read anonymously without a credential.
+	anonymousWithout bool
+}
+
+// cloudOf is the cloud of host; ok is false when it is of none.
+func cloudOf(host string) (cloud, bool) {
+	if reg, err := ecrapi.ExtractRegistry(host); err == nil && reg.Service == ecrapi.ServiceECR {
+		return cloud{name: "AWS", resolve: resolveECR, key: host}, true
 	}
 	if host == "gcr.io" || strings.HasSuffix(host, ".gcr.io") || strings.HasSuffix(host, ".pkg.dev") {
-		return resolveGoogle, "Google Cloud"
+		return cloud{name: "Google Cloud", resolve: resolveGoogle, key: "google", anonymousWithout: true}, true
 	}
-	return nil, ""
+	return cloud{}, false
 }
 
 // Resolve implements authn.Keychain.
 func (c *CloudIdentity) Resolve(target authn.Resource) (authn.Authenticator, error) {
 	host := target.RegistryStr()
-	resolve, cloud := resolverFor(host)
-	if resolve == nil {
+	cl, ok := cloudOf(host)
+	if !ok {
 		return authn.Anonymous, nil
 	}
 	now := c.Clock.Now()
 	c.mu.Lock()
-	cached, ok := c.creds[host]
+	cached, ok := c.creds[cl.key]
 	c.mu.Unlock()
-	if ok && now.Before(cached.expires) {
-		return authn.FromConfig(cached.auth), nil
+	if !ok || !now.Before(cached.expires) {
+		cached = c.exchange(cl, host, now)
 	}
-	timeout := c.Timeout
-	if timeout <= 0 {
-		timeout = DefaultLookUpTimeout
+	switch {
+	case cached.err != nil:
+		return nil, &IdentityError{Cloud: cl.name, Host: host, Err: cached.err}
+	case cached.auth == nil:
+		return authn.Anonymous, nil
 	}
+	return authn.FromConfig(*cached.auth), nil
+}
+
+// exchange asks cl for a credential of host, and keeps the answer.
+func (c *CloudIdentity) exchange(cl cloud, host string, now time.Time) cloudCredential {
+	timeout := cmp.Or(c.Timeout, DefaultLookUpTimeout)
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	defer cancel()
 	type answer struct {
@@ -103,7 +134,7 @@ func (c *CloudIdentity) Resolve(target authn.Resource) (authn.Authenticator, err
 				got <- answer{err: fmt.Errorf("the cloud's library failed: %v", p)}
 			}
 		}()
-		a, err := resolve(ctx, host)
+		a, err := cl.resolve(ctx, host)
 		got <- answer{a, err}
 	}()
 	var a answer
@@ -112,20 +143,27 @@ func (c *CloudIdentity) Resolve(target authn.Resource) (authn.Authenticator, err
 	case <-ctx.Done():
 		a.err = fmt.Errorf("no answer within %s", timeout)
 	}
+	cred := cloudCredential{auth: &a.auth, expires: now.Add(cmp.Or(c.TTL, 5*time.Minute))}
 	if a.err != nil {
-		return nil, &IdentityError{Cloud: cloud, Host: host, Err: a.err}
-	}
-	ttl := c.TTL
-	if ttl <= 0 {
-		ttl = 5 * time.Minute
+		c.Log.Info("the manager's cloud identity got no credential", "cloud", cl.name, "registry", host, "error", a.err.Error())
+		cred = cloudCredential{err: a.err, expires: now.Add(cmp.Or(c.FailureTTL, 30*time.Second))}
+		if cl.anonymousWithout {
+			cred.err = nil
+		}
 	}
 	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.creds) >= maxCloudCredentials {
+		maps.DeleteFunc(c.creds, func(_ string, v cloudCredential) bool { return !now.Before(v.expires) })
+		if len(c.creds) >= maxCloudCredentials {
+			clear(c.creds)
+		}
+	}
 	if c.creds == nil {
 		c.creds = map[string]cloudCredential{}
 	}
-	c.creds[host] = cloudCredential{auth: a.auth, expires: now.Add(ttl)}
-	c.mu.Unlock()
-	return authn.FromConfig(a.auth), nil
+	c.creds[cl.key] = cred
+	return cred
 }
 
 // resolveECR exchanges the AWS identity for an ECR token (GetAuthorizationToken), with the AWS
@@ -165,9 +203,6 @@ func resolveGoogle(ctx context.Context, _ string) (authn.AuthConfig, error) {
 	auth, err := google.NewEnvAuthenticator(ctx)
 	if err != nil {
 		return authn.AuthConfig{}, err
-	}
-	if auth == authn.Anonymous {
-		return authn.AuthConfig{}, fmt.Errorf("no Application Default Credentials")
 	}
 	cfg, err := authn.Authorization(ctx, auth)
 	if err != nil {

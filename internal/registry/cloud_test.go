@@ -2,6 +2,7 @@ package registry
 
 import (
 	"encoding/base64"
+	"errors"
 	"fmt"
 	"net/http"
 	"net/http/httptest"
@@ -24,6 +25,7 @@ type fakeCloud struct {
 	mu       sync.Mutex
 	requests []string // "STS AssumeRoleWithWebIdentity token=…", "ECR signed-by=<key id>", "metadata token"
 	hang     bool     // answer nothing until the test ends
+	noGoogle bool     // the metadata server has no token: no service account
 	done     chan struct{}
 }
 
@@ -68,7 +70,7 @@ func (f *fakeCloud) ServeHTTP(w http.ResponseWriter, r *http.Request) {
   <ResponseMetadata><RequestId>1</RequestId></ResponseMetadata>
 </AssumeRoleWithWebIdentityResponse>`)
 	case r.URL.Path == "/computeMetadata/v1/instance/service-accounts/default/token":
-		if r.Header.Get("Metadata-Flavor") != "Google" {
+		if r.Header.Get("Metadata-Flavor") != "Google" || f.noGoogle {
 			http.Error(w, "missing Metadata-Flavor", http.StatusForbidden)
 			return
 		}
@@ -153,6 +155,11 @@ func TestCloudIdentityByRegistryHost(t *testing.T) {
 		{name: "Container Registry likewise", host: "gcr.io", env: func(*testing.T, string) {},
 			want: authn.AuthConfig{Username: "_token", Password: "ya29.metadata-token"}, asked: []string{"metadata token"}},
 		{name: "another registry is anonymous", host: "ghcr.io", env: func(*testing.T, string) {}, want: authn.AuthConfig{}},
+		{name: "ECR Public is anonymous: its images are public", host: "public.ecr.aws", want: authn.AuthConfig{},
+			env: func(t *testing.T, _ string) {
+				t.Setenv("AWS_ACCESS_KEY_ID", "AKIASTATIC")
+				t.Setenv("AWS_SECRET_ACCESS_KEY", "static-secret")
+			}},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -195,23 +202,61 @@ func TestCloudIdentityReusesACredential(t *testing.T) {
 	}
 }
 
-// A cloud that does not answer, or refuses, fails the resolution with what was asked, and
-// never for longer than the timeout.
+// A private ECR registry has no anonymous access: a credential that cannot be had fails the look,
+// in rollgate's words (the cloud's go to the log), and never after more than the timeout. The
+// failure is kept for FailureTTL, so that a broken identity does not cost every look the timeout.
 func TestCloudIdentityFailures(t *testing.T) {
+	const ecrHost = "123456789012.dkr.ecr.eu-west-1.amazonaws.com"
 	t.Run("no answer", func(t *testing.T) {
 		cloud, _ := startFakeCloud(t)
+		t.Setenv("AWS_ACCESS_KEY_ID", "AKIASTATIC")
+		t.Setenv("AWS_SECRET_ACCESS_KEY", "static-secret")
 		cloud.hang = true
 		c := &CloudIdentity{Clock: clocktesting.NewFakePassiveClock(time.Now()), Timeout: 200 * time.Millisecond}
-		if _, err := resolveHost(t, c, "gcr.io"); err == nil || !strings.Contains(err.Error(), "the manager's Google Cloud identity for gcr.io: no answer within 200ms") {
+		_, err := resolveHost(t, c, ecrHost)
+		var ie *IdentityError
+		if !errors.As(err, &ie) || ie.Err.Error() != "no answer within 200ms" {
 			t.Errorf("error %v", err)
 		}
 	})
 	t.Run("no AWS identity", func(t *testing.T) {
-		startFakeCloud(t)
-		c := &CloudIdentity{Clock: clocktesting.NewFakePassiveClock(time.Now()), Timeout: 5 * time.Second}
-		_, err := resolveHost(t, c, "123456789012.dkr.ecr.eu-west-1.amazonaws.com")
-		if err == nil || !strings.Contains(err.Error(), "the manager's AWS identity for 123456789012.dkr.ecr.eu-west-1.amazonaws.com: no ECR token") {
+		cloud, _ := startFakeCloud(t)
+		clk := clocktesting.NewFakePassiveClock(time.Now())
+		c := &CloudIdentity{Clock: clk, Timeout: 5 * time.Second}
+		_, err := resolveHost(t, c, ecrHost)
+		if err == nil || err.Error() != "the manager's AWS identity got no credential for "+ecrHost+" (the manager's log says why)" {
 			t.Errorf("error %v", err)
 		}
+		t.Setenv("AWS_ACCESS_KEY_ID", "AKIASTATIC")
+		t.Setenv("AWS_SECRET_ACCESS_KEY", "static-secret")
+		if _, err := resolveHost(t, c, ecrHost); err == nil || len(cloud.seen()) != 0 {
+			t.Errorf("within FailureTTL: error %v, %d requests; want the failure kept and no request", err, len(cloud.seen()))
+		}
+		clk.SetTime(clk.Now().Add(30 * time.Second))
+		if _, err := resolveHost(t, c, ecrHost); err != nil || len(cloud.seen()) != 1 {
+			t.Errorf("after FailureTTL: error %v, %d requests; want the identity asked again", err, len(cloud.seen()))
+		}
 	})
+}
+
+// Google's registries hold public images: without a credential they are read anonymously. Its
+// token is the same for every host, and asked for once.
+func TestGoogleRegistriesWithoutAndWithAnIdentity(t *testing.T) {
+	cloud, _ := startFakeCloud(t)
+	cloud.noGoogle = true
+	clk := clocktesting.NewFakePassiveClock(time.Now())
+	c := &CloudIdentity{Clock: clk}
+	if got, err := resolveHost(t, c, "gcr.io"); err != nil || *got != (authn.AuthConfig{}) {
+		t.Errorf("without a service account: %+v %v, want anonymous", got, err)
+	}
+	cloud.noGoogle = false
+	clk.SetTime(clk.Now().Add(5 * time.Minute))
+	for _, host := range []string{"gcr.io", "europe-west1-docker.pkg.dev", "mirror.gcr.io"} {
+		if got, err := resolveHost(t, c, host); err != nil || got.Password != "ya29.metadata-token" {
+			t.Errorf("%s: %+v %v", host, got, err)
+		}
+	}
+	if n := len(cloud.seen()); n != 1 {
+		t.Errorf("%d token requests for three Google hosts, want 1", n)
+	}
 }

@@ -154,7 +154,7 @@ func (failingIdentity) Resolve(authn.Resource) (authn.Authenticator, error) {
 func TestRemoteNamesTheIdentityItCouldNotHave(t *testing.T) {
 	host, _ := testRegistry(t, "1.0.0")
 	_, err := loopback(t).ListTags(context.Background(), host+"/demo/app", failingIdentity{})
-	if err == nil || err.Error() != "registry unreachable (the manager's AWS identity for ecr.example: no ECR token)" {
+	if err == nil || err.Error() != "registry unreachable (the manager's AWS identity got no credential for ecr.example (the manager's log says why))" {
 		t.Fatalf("error = %v", err)
 	}
 }

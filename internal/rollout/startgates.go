@@ -72,7 +72,11 @@ func suspended(d *Decision, c *chosen) bool {
 func unversioned(d *Decision, c *chosen) bool {
 	st := &d.Status
 	if d.follow != "" {
-		if image.Tag(st.CurrentImage) != d.follow || image.Digest(st.CurrentImage) != "" {
+		tag, digest := image.Tag(st.CurrentImage), image.Digest(st.CurrentImage)
+		if tag == "" && digest == "" {
+			tag = "latest" // what the kubelet pulls for an image without a tag
+		}
+		if tag != d.follow || digest != "" {
 			return false
 		}
 		d.rest()

@@ -50,7 +50,7 @@ func (r *RollingUpgradeConfigReconciler) gather(ctx context.Context, ruc *v1alph
 		}
 	}
 	if a.Step == rollout.StepIdle && ruc.DeletionTimestamp == nil {
-		if err := gatherCandidates(ctx, r.Client, r.registry(), r.ImagePolicies, ruc, pod, &in); err != nil {
+		if err := gatherCandidates(ctx, r.Client, r.registry(), r.imagePolicies, ruc, pod, &in); err != nil {
 			return in, nil, err
 		}
 	}

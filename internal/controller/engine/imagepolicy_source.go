@@ -32,14 +32,15 @@ func imagePoliciesServed(mapper meta.RESTMapper) (bool, error) {
 
 // fromImagePolicy reads the image a Flux ImagePolicy chose (status.latestRef): its tag, or under
 // spec.followTag the tag and its digest, tag@sha256:…. served says whether the manager watches
-// ImagePolicies.
+// ImagePolicies (the cluster served them at its start, and --image-policies is on).
 func fromImagePolicy(ctx context.Context, c client.Reader, ruc *v1alpha1.RollingUpgradeConfig, name string, served bool) ([]rollout.Candidate, *rollout.Problem, error) {
 	invalid := func(format string, args ...any) *rollout.Problem {
 		return &rollout.Problem{Reason: v1alpha1.EventInvalidSpec, Terminal: true, Message: fmt.Sprintf("ImagePolicy %s ", name) + fmt.Sprintf(format, args...)}
 	}
 	if !served {
 		return nil, &rollout.Problem{Reason: v1alpha1.EventSourceNotFound, Terminal: true, Message: fmt.Sprintf(
-			"ImagePolicy %s: the cluster did not serve %s/%s ImagePolicy when rollgate started; install Flux's image-reflector-controller, then restart rollgate",
+			"ImagePolicy %s: rollgate does not read ImagePolicies: the cluster did not serve %s/%s ImagePolicy when it started, or its "+
+				"--image-policies is off; install Flux's image-reflector-controller (or turn the flag on), then restart rollgate",
 			name, imagev1.GroupVersion.Group, imagev1.GroupVersion.Version)}, nil
 	}
 	var ip imagev1.ImagePolicy
@@ -64,6 +65,9 @@ func fromImagePolicy(ctx context.Context, c client.Reader, ruc *v1alpha1.Rolling
 		return nil, invalid("chose the tag %s, but this config follows %s", ref.Tag, follow), nil
 	case follow != "" && ref.Digest == "":
 		return nil, invalid("reflects no digest of %s: set its spec.digestReflectionPolicy to Always", follow), nil
+	case follow != "" && ip.GetDigestReflectionPolicy() != imagev1.ReflectAlways:
+		// IfNotPresent keeps the first digest while the tag stays: its moves would go unseen.
+		return nil, invalid("reflects the digest of %s only once: set its spec.digestReflectionPolicy to Always", follow), nil
 	}
 	tag := ref.Tag
 	if follow != "" {

@@ -22,7 +22,8 @@ import (
 func TestImagePolicySource(t *testing.T) {
 	digest := "sha256:" + strings.Repeat("a", 64)
 	policy := func(ref *imagev1.ImageRef) *imagev1.ImagePolicy {
-		return &imagev1.ImagePolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}, Status: imagev1.ImagePolicyStatus{LatestRef: ref}}
+		return &imagev1.ImagePolicy{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "web"}, Status: imagev1.ImagePolicyStatus{LatestRef: ref},
+			Spec: imagev1.ImagePolicySpec{DigestReflectionPolicy: imagev1.ReflectAlways}}
 	}
 	cases := []struct {
 		name   string
@@ -46,10 +47,17 @@ func TestImagePolicySource(t *testing.T) {
 			reason: v1alpha1.EventInvalidSpec, terminal: true, says: "chose an image of ghcr.io/acme/api, but this config manages ghcr.io/acme/web"},
 		{name: "another tag than the one followed stalls", served: true, follow: "stable", policy: policy(&imagev1.ImageRef{Name: "ghcr.io/acme/web", Tag: "latest", Digest: digest}),
 			reason: v1alpha1.EventInvalidSpec, terminal: true, says: "chose the tag latest, but this config follows stable"},
+		{name: "a followed tag whose digest the policy reflects only once stalls", served: true, follow: "stable",
+			policy: func() *imagev1.ImagePolicy {
+				p := policy(&imagev1.ImageRef{Name: "ghcr.io/acme/web", Tag: "stable", Digest: digest})
+				p.Spec.DigestReflectionPolicy = imagev1.ReflectIfNotPresent
+				return p
+			}(),
+			reason: v1alpha1.EventInvalidSpec, terminal: true, says: "reflects the digest of stable only once: set its spec.digestReflectionPolicy to Always"},
 		{name: "a followed tag without its digest stalls", served: true, follow: "stable", policy: policy(&imagev1.ImageRef{Name: "ghcr.io/acme/web", Tag: "stable"}),
 			reason: v1alpha1.EventInvalidSpec, terminal: true, says: "reflects no digest of stable: set its spec.digestReflectionPolicy to Always"},
 		{name: "a cluster without ImagePolicy says what to install", policy: policy(&imagev1.ImageRef{Name: "ghcr.io/acme/web", Tag: "1.4.0"}),
-			reason: v1alpha1.EventSourceNotFound, terminal: true, says: "install Flux's image-reflector-controller, then restart rollgate"},
+			reason: v1alpha1.EventSourceNotFound, terminal: true, says: "install Flux's image-reflector-controller (or turn the flag on), then restart rollgate"},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {

@@ -49,9 +49,10 @@ type RollingUpgradeConfigReconciler struct {
 	Metrics       promquery.Querier // the admin's Prometheus for spec.analysis; nil: none
 	Waits         WaitSlots         // the reconciles that may wait for Metrics or a registry at once
 	Calendars     bool              // RolloutCalendars apply (the manager may read them)
-	// ImagePolicies: the cluster serves Flux's ImagePolicy, and the manager watches them; set by
-	// SetupWithManager.
+	// ImagePolicies: the manager may watch Flux's ImagePolicies; it does when the cluster serves
+	// them at its start (imagePolicies, set by SetupWithManager).
 	ImagePolicies bool
+	imagePolicies bool
 
 	// pushes are the configs a registry push wakes (Pushed).
 	pushes chan event.TypedGenericEvent[*v1alpha1.RollingUpgradeConfig]
@@ -130,11 +131,13 @@ func (r *RollingUpgradeConfigReconciler) SetupWithManager(ctx context.Context, m
 	if r.Calendars {
 		b = b.Watches(&v1alpha1.RolloutCalendar{}, byCalendar(c))
 	}
-	var err error
-	if r.ImagePolicies, err = imagePoliciesServed(mgr.GetRESTMapper()); err != nil {
-		return err
-	}
 	if r.ImagePolicies {
+		var err error
+		if r.imagePolicies, err = imagePoliciesServed(mgr.GetRESTMapper()); err != nil {
+			return err
+		}
+	}
+	if r.imagePolicies {
 		b = b.Watches(&imagev1.ImagePolicy{}, kube.ByName(c, kube.IndexImagePolicy))
 	}
 	r.pushes = make(chan event.TypedGenericEvent[*v1alpha1.RollingUpgradeConfig], 1024)
