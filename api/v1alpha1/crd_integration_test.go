@@ -318,6 +318,10 @@ func TestIntegrationInvalidSpecsAreRejected(t *testing.T) {
 			set(u, strings.Repeat("s", 57), "spec", "followTag")
 			unstructured.RemoveNestedField(u.Object, "spec", "versionConstraint")
 		}, "spec.followTag: Too long"},
+		{"a verified config that commits tags to Git", func(u *unstructured.Unstructured) {
+			set(u, map[string]any{"cosign": map[string]any{"publicKeySecretRef": map[string]any{"name": "cosign"}}}, "spec", "verify")
+			set(u, map[string]any{"name": "fleet", "path": "apps/web.yaml", "mode": "GitFirst"}, "spec", "gitWriteBack")
+		}, "verify renders what it verified by digest, and a GitFirst write-back commits tags: use ClusterFirst"},
 		{"a followed tag that is no tag", func(u *unstructured.Unstructured) {
 			set(u, "stable@sha256:0", "spec", "followTag")
 			unstructured.RemoveNestedField(u.Object, "spec", "versionConstraint")

@@ -56,6 +56,7 @@ const (
 	ReasonAwaitingApproval    = "AwaitingApproval"    // a version waits for rollgate.dev/approve (spec.approval)
 	ReasonAwaitingReleaseAge  = "AwaitingReleaseAge"  // a version waits until it is spec.minReleaseAge old
 	ReasonImageNotFound       = "ImageNotFound"       // spec.checkImage: the version's image is not in its registry
+	ReasonUnsigned            = "Unsigned"            // spec.verify: the version's image carries no signature by the key
 	ReasonFrozen              = "Frozen"              // a deny window of spec.windows holds a version
 	ReasonAwaitingRolloutSlot = "AwaitingRolloutSlot" // a RolloutCalendar's maxConcurrent rollouts are in flight
 	ReasonStaggered           = "Staggered"           // a version waits its part of a RolloutCalendar's jitter

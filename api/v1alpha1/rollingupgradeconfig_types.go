@@ -210,6 +210,7 @@ const (
 // +kubebuilder:validation:XValidation:rule="!(has(self.strategy) && has(self.strategy.type) && self.strategy.type == 'InPlace' && has(self.gitWriteBack) && has(self.gitWriteBack.mode) && self.gitWriteBack.mode == 'GitFirst')",message="strategy InPlace does not work with a GitFirst write-back: use ClusterFirst"
 // +kubebuilder:validation:XValidation:rule="!has(self.followTag) || (!has(self.tagPolicy) && !has(self.filterTags) && (!has(self.versionConstraint) || self.versionConstraint == '>=0.0.0'))",message="followTag follows the digests of one tag: it takes no tagPolicy, filterTags or versionConstraint"
 // +kubebuilder:validation:XValidation:rule="!has(self.followTag) || !has(self.sources) || (size(self.sources) == 1 && self.sources.all(s, has(s.registry) || has(s.imagePolicy)))",message="followTag reads the tag's digest from one source, the registry or an ImagePolicy: two could name two digests, which have no order to choose by"
+// +kubebuilder:validation:XValidation:rule="!(has(self.verify) && has(self.gitWriteBack) && has(self.gitWriteBack.mode) && self.gitWriteBack.mode == 'GitFirst')",message="verify renders what it verified by digest, and a GitFirst write-back commits tags: use ClusterFirst"
 // +kubebuilder:validation:XValidation:rule="!(has(self.followTag) && has(self.gitWriteBack))",message="followTag rolls out digests, which a write-back to Git does not record: it takes no gitWriteBack"
 // +kubebuilder:validation:XValidation:rule="!has(self.tagPolicy) || !has(self.tagPolicy.alphabetical) || has(self.filterTags)",message="an alphabetical tag policy needs filterTags: every tag has a text, and latest or main would read as versions"
 // RollingUpgradeConfigSpec says which workload rollgate steers, where its versions come from, which
@@ -367,6 +368,13 @@ type RollingUpgradeConfigSpec struct {
 	// spec.gitWriteBack.mode GitFirst, which commits tags.
 	// +optional
 	PinDigest bool `json:"pinDigest,omitempty"`
+
+	// Verify checks each version's image before it rolls out: with cosign, a signature by the
+	// team's key (implies pinDigest, so that the workload runs the bits that were verified). An
+	// image without such a signature waits Pending (Ready reason Unsigned, one Warning event), is
+	// never rendered, and is checked again each minute. Not with a GitFirst write-back.
+	// +optional
+	Verify *Verify `json:"verify,omitempty"`
 
 	// Strategy says how the new image reaches the pods: RollingUpdate (the default), or InPlace
 	// for a StatefulSet with updateStrategy OnDelete and the readiness gate

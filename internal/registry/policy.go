@@ -155,9 +155,11 @@ func (p AddressPolicy) Transport() http.RoundTripper {
 	return policed{base: t, policy: p, proxy: t.Proxy}
 }
 
-// policed refuses redirects to another host, checks the requests that go through a proxy, and tells
-// the dialler which hosts the allow list names. The dialler sees the request's context values
-// (net/http keeps them for the dial).
+// policed refuses redirects to another host, but a blob's (registries hand blobs out from a CDN or
+// object storage, and a blob is checked against its digest), checks the requests that go through a
+// proxy, and tells the dialler which hosts the allow list names. The dialler sees the request's
+// context values (net/http keeps them for the dial), so a redirect is dialled by the same policy;
+// go-containerregistry sends its credentials to the registry's host only.
 type policed struct {
 	base   http.RoundTripper
 	policy AddressPolicy
@@ -166,7 +168,7 @@ type policed struct {
 
 func (t policed) RoundTrip(req *http.Request) (*http.Response, error) {
 	// req.Response is set on a request that follows a redirect: the answer that redirected.
-	if prev := req.Response; prev != nil && prev.Request != nil && !strings.EqualFold(prev.Request.URL.Host, req.URL.Host) {
+	if prev := req.Response; prev != nil && prev.Request != nil && !strings.EqualFold(prev.Request.URL.Host, req.URL.Host) && !isBlobGet(prev.Request) {
 		return nil, errRedirectRefused
 	}
 	if t.policy.hosts[strings.ToLower(req.URL.Hostname())] {
@@ -179,4 +181,9 @@ func (t policed) RoundTrip(req *http.Request) (*http.Response, error) {
 		}
 	}
 	return t.base.RoundTrip(req)
+}
+
+// isBlobGet: the request reads a blob of a repository (/v2/<name>/blobs/<digest>).
+func isBlobGet(req *http.Request) bool {
+	return req.Method == http.MethodGet && strings.HasPrefix(req.URL.Path, "/v2/") && strings.Contains(req.URL.Path, "/blobs/sha256:")
 }

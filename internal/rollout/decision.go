@@ -203,7 +203,7 @@ var warnOncePerReason = map[string]bool{v1alpha1.EventFieldManagerConflict: true
 var warningReasons = map[string]bool{
 	v1alpha1.EventInvalidSpec: true, v1alpha1.EventTargetNotFound: true, v1alpha1.EventSourceNotFound: true,
 	v1alpha1.EventRegistryUnavailable: true, v1alpha1.EventFieldManagerConflict: true, v1alpha1.EventRollbackStuck: true,
-	v1alpha1.ReasonTargetRefused: true, v1alpha1.ReasonNoPrometheus: true, v1alpha1.ReasonImageNotFound: true,
+	v1alpha1.ReasonTargetRefused: true, v1alpha1.ReasonNoPrometheus: true, v1alpha1.ReasonImageNotFound: true, v1alpha1.ReasonUnsigned: true,
 	health.ReasonPaused: true, health.ReasonOnDelete: true, health.ReasonPartitionCoversAll: true, health.ReasonScaledToZero: true,
 	health.ReasonNotOnDelete: true, inplace.ReasonNoReadinessGate: true,
 	v1alpha1.EventFailedVersionFromGit: true, v1alpha1.ReasonDriftedFromGit: true, v1alpha1.EventNotAppliedFromGit: true,

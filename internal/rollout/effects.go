@@ -28,7 +28,13 @@ type Slots struct{ Tag string }
 func (BuildTimes) question()  {}
 func (Freezes) question()     {}
 func (ImageLookUp) question() {}
-func (Slots) question()       {}
+
+// SignatureCheck asks whether Image (pinned by its digest) carries a signature by the key of
+// spec.verify; answered in Input.Signature.
+type SignatureCheck struct{ Image string }
+
+func (SignatureCheck) question() {}
+func (Slots) question()          {}
 
 // need asks q before the decision can be made.
 func (d *Decision) need(q Question) { d.Needs = append(d.Needs, q) }

@@ -54,6 +54,8 @@ type Input struct {
 	// Image is the registry's answer about the image a decision asked for (ImageLookUp),
 	// for spec.checkImage and spec.pinDigest; nil before it asked.
 	Image *ImageLookup
+	// Signature answers a SignatureCheck (spec.verify); nil before it asked.
+	Signature *SignatureAnswer
 	// Slots answer the claims of a Slots question, by calendar name; nil before it asked.
 	Slots map[string]SlotAnswer
 	// Created answers BuildTimes: the build times of the versions' images, by tag;
@@ -71,6 +73,17 @@ type CreatedAnswer struct {
 type FreezeAnswer struct {
 	Series  int    // how many series it returned
 	Problem string // why it could not be answered
+}
+
+// SignatureAnswer is what the check of one image's signatures found.
+type SignatureAnswer struct {
+	Image string
+	// Signed: a signature by the key names the image's digest.
+	Signed bool
+	// Unsigned says why it is not signed, when the check could be made.
+	Unsigned string
+	// Problem says why the check could not be made (the registry, the key's Secret).
+	Problem string
 }
 
 // ImageLookup is what the registry said of one image.

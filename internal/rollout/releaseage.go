@@ -47,7 +47,7 @@ func newReleaseAge(in Input, st *v1alpha1.RollingUpgradeConfigStatus, policy *ve
 		return nil
 	}
 	r := &releaseAge{min: minAge, now: in.Now.UTC().Truncate(time.Second), dated: map[string]time.Time{}, seen: map[string]time.Time{},
-		images: spec.CheckImage || spec.PinDigest || slices.ContainsFunc(spec.Sources, func(s v1alpha1.VersionSource) bool { return s.Registry != nil }),
+		images: spec.CheckImage || pins(spec) || slices.ContainsFunc(spec.Sources, func(s v1alpha1.VersionSource) bool { return s.Registry != nil }),
 		built:  map[string]time.Time{}, read: map[string]bool{}, answers: in.Created, policy: policy}
 	if spec.FollowTag != "" {
 		// A build is released to a moving tag when the tag moves to it, however long ago it was

@@ -30,7 +30,7 @@ type startGate func(d *Decision, c *chosen) bool
 // last, so that they are asked only for a version about to start.
 var startGates = []startGate{
 	suspended, unversioned, tooYoung, nothingNewer, circuitOpen, unapproved, windowClosed, checkDoesNotFit,
-	workloadUnhealthy, withdrawnRecently, gitUnwritable, jitter, frozen, imageLookedUp, noSlot,
+	workloadUnhealthy, withdrawnRecently, gitUnwritable, jitter, frozen, imageLookedUp, unsigned, noSlot,
 }
 
 // gate starts the chosen version, unless a start gate holds it.
@@ -50,6 +50,9 @@ func gate(d *Decision, in Input, w *Workload, calendar *window.Calendar, ch choi
 	}
 	if c.image != in.Config.Spec.Image+":"+c.tag {
 		why += "; pinned to the digest the registry resolved"
+	}
+	if v := in.Config.Spec.Verify; v != nil && v.Cosign != nil {
+		why += ", signed by the key in Secret " + v.Cosign.PublicKeySecretRef.Name
 	}
 	start(d, in, c.image, why)
 }
@@ -204,5 +207,7 @@ func imageLookedUp(d *Decision, c *chosen) bool {
 	c.image = img
 	return !ok
 }
+
+func unsigned(d *Decision, c *chosen) bool { return !signed(d, c) }
 
 func noSlot(d *Decision, c *chosen) bool { return !slotsTaken(d, c.in, c.tag) }

@@ -8,8 +8,8 @@ import (
 )
 
 // maxQuestions bounds the decisions one look makes: each asks at most one question (the freezes,
-// the image, the build times, the slots), and each is answered once.
-const maxQuestions = 4
+// the image, its signature, the build times, the slots), and each is answered once.
+const maxQuestions = 5
 
 // decide lets rollout.Decide choose, answers what the decision needs first (Decision.Needs), and
 // decides again with the answers, until it needs nothing it was not told.
@@ -43,6 +43,11 @@ func (r *RollingUpgradeConfigReconciler) answer(ctx context.Context, in *rollout
 		case rollout.ImageLookUp:
 			if in.Image == nil && w != nil {
 				in.Image = r.lookUp(ctx, *in, w, q.Image)
+				return true
+			}
+		case rollout.SignatureCheck:
+			if in.Signature == nil && w != nil {
+				in.Signature = r.checkSignature(ctx, *in, w, q.Image)
 				return true
 			}
 		case rollout.Slots:
@@ -95,6 +100,15 @@ func (r *RollingUpgradeConfigReconciler) lookUp(ctx context.Context, in rollout.
 	}
 	defer r.Waits.give()
 	return r.registry().lookUp(ctx, in.Config, w.PodSpec(), img)
+}
+
+// checkSignature checks the signatures of img (spec.verify), within a wait slot.
+func (r *RollingUpgradeConfigReconciler) checkSignature(ctx context.Context, in rollout.Input, w *kube.Workload, img string) *rollout.SignatureAnswer {
+	if !r.Waits.take() {
+		return &rollout.SignatureAnswer{Image: img, Problem: "not checked: " + allWaiting}
+	}
+	defer r.Waits.give()
+	return r.registry().signature(ctx, in.Config, w.PodSpec(), img)
 }
 
 // readCreated asks the registry for the build times of the images of tags, within a wait slot.

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -16,8 +17,10 @@ import (
 	logf "sigs.k8s.io/controller-runtime/pkg/log"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
+	"github.com/rollgate/rollgate/internal/image"
 	"github.com/rollgate/rollgate/internal/registry"
 	"github.com/rollgate/rollgate/internal/rollout"
+	"github.com/rollgate/rollgate/internal/signature"
 )
 
 // registrySource reads the tags of spec.image through the shared cache, with the credentials the
@@ -181,4 +184,49 @@ func (s registrySource) keychain(ctx context.Context, namespace string, pod *cor
 		chain = append(chain, s.cloud)
 	}
 	return authn.NewMultiKeychain(chain...), names, nil // an empty chain is anonymous
+}
+
+// signature checks the cosign signatures of img (repo:tag@digest) against the public key of
+// spec.verify, read from its Secret (uncached: the manager watches no Secrets), with the workload's
+// pull credentials.
+func (s registrySource) signature(ctx context.Context, ruc *v1alpha1.RollingUpgradeConfig, pod *corev1.PodSpec, img string) *rollout.SignatureAnswer {
+	a := &rollout.SignatureAnswer{Image: img}
+	ref := ruc.Spec.Verify.Cosign.PublicKeySecretRef
+	key := cmp.Or(ref.Key, v1alpha1.DefaultPublicKeyKey)
+	var sec corev1.Secret
+	switch err := s.reader.Get(ctx, client.ObjectKey{Namespace: ruc.Namespace, Name: ref.Name}, &sec); {
+	case apierrors.IsNotFound(err):
+		a.Problem = fmt.Sprintf("Secret %s not found", ref.Name)
+		return a
+	case err != nil:
+		a.Problem = "reading Secret " + ref.Name + ": " + err.Error()
+		return a
+	case len(sec.Data[key]) == 0:
+		a.Problem = fmt.Sprintf("Secret %s has no key %s", ref.Name, key)
+		return a
+	}
+	reader, keychain, problem := clientFor[registry.SignatureReader](ctx, s, ruc, pod)
+	if problem != "" {
+		a.Problem = problem
+		return a
+	}
+	sigs, err := reader.CosignSignatures(ctx, img, keychain)
+	if err != nil {
+		logf.FromContext(ctx).V(1).Info("reading the signatures of an image failed", "image", img, "detail", errors.Unwrap(err))
+		a.Problem = err.Error()
+		return a
+	}
+	signed := make([]signature.Signed, 0, len(sigs))
+	for _, sg := range sigs {
+		signed = append(signed, signature.Signed{Payload: sg.Payload, Signature: sg.Signature})
+	}
+	switch err := signature.Verify(sec.Data[key], image.Digest(img), signed); {
+	case err == nil:
+		a.Signed = true
+	case errors.Is(err, signature.ErrNoSignature), errors.Is(err, signature.ErrNotByTheKey):
+		a.Unsigned = err.Error()
+	default:
+		a.Problem = fmt.Sprintf("Secret %s key %s: %v", ref.Name, key, err)
+	}
+	return a
 }
