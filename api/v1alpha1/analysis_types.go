@@ -34,7 +34,7 @@ type MetricCheck struct {
 	// Query is a PromQL instant query that returns one number (a scalar, or a vector of exactly
 	// one series: aggregate with sum() or max()). It may refer to {{.Namespace}} and {{.Name}}
 	// (the config), {{.Workload}} (spec.targetRef.name), {{.Container}} (the managed container's
-	// name), {{.Version}} and {{.Image}} (the version under check), {{.OldVersion}} and
+	// name, the first of spec.containers), {{.Version}} and {{.Image}} (the version under check), {{.OldVersion}} and
 	// {{.OldImage}} (status.current*), and holds nothing else of Go templates, e.g. sum(rate(http_requests_total{namespace="{{.Namespace}}",version="{{.Version}}",code=~"5.."}[5m]))
 	// / sum(rate(http_requests_total{namespace="{{.Namespace}}",version="{{.Version}}"}[5m])).
 	// A query that returns no series or NaN (no traffic yet) is an error, not a pass.

@@ -326,6 +326,17 @@ func TestIntegrationInvalidSpecsAreRejected(t *testing.T) {
 			set(u, "stable@sha256:0", "spec", "followTag")
 			unstructured.RemoveNestedField(u.Object, "spec", "versionConstraint")
 		}, "spec.followTag in body should match"},
+		{"a container and several", func(u *unstructured.Unstructured) {
+			set(u, "web", "spec", "container")
+			set(u, []any{"web", "migrate"}, "spec", "containers")
+		}, "name one container in container or several in containers, not both"},
+		{"one container named twice", func(u *unstructured.Unstructured) { set(u, []any{"web", "web"}, "spec", "containers") },
+			"spec.containers[1]: Duplicate value"},
+		{"several containers changed in place", func(u *unstructured.Unstructured) {
+			set(u, []any{"db", "init"}, "spec", "containers")
+			set(u, "StatefulSet", "spec", "targetRef", "kind")
+			set(u, map[string]any{"type": "InPlace"}, "spec", "strategy")
+		}, "strategy InPlace changes the image of one container in place: use container, not containers"},
 		{"a tag filter without a pattern", func(u *unstructured.Unstructured) { set(u, map[string]any{"extract": "$ts"}, "spec", "filterTags") },
 			"spec.filterTags.pattern: Required value"},
 		{"empty source", sources(map[string]any{}),

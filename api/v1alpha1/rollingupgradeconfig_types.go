@@ -213,6 +213,8 @@ const (
 // +kubebuilder:validation:XValidation:rule="!(has(self.verify) && has(self.gitWriteBack) && has(self.gitWriteBack.mode) && self.gitWriteBack.mode == 'GitFirst')",message="verify renders what it verified by digest, and a GitFirst write-back commits tags: use ClusterFirst"
 // +kubebuilder:validation:XValidation:rule="!(has(self.followTag) && has(self.gitWriteBack))",message="followTag rolls out digests, which a write-back to Git does not record: it takes no gitWriteBack"
 // +kubebuilder:validation:XValidation:rule="!has(self.tagPolicy) || !has(self.tagPolicy.alphabetical) || has(self.filterTags)",message="an alphabetical tag policy needs filterTags: every tag has a text, and latest or main would read as versions"
+// +kubebuilder:validation:XValidation:rule="!(has(self.container) && has(self.containers))",message="name one container in container or several in containers, not both"
+// +kubebuilder:validation:XValidation:rule="!has(self.containers) || !has(self.strategy) || !has(self.strategy.type) || self.strategy.type != 'InPlace'",message="strategy InPlace changes the image of one container in place: use container, not containers"
 // RollingUpgradeConfigSpec says which workload rollgate steers, where its versions come from, which
 // versions it may take, and when and how carefully it may roll them out.
 type RollingUpgradeConfigSpec struct {
@@ -224,6 +226,17 @@ type RollingUpgradeConfigSpec struct {
 	// +kubebuilder:validation:MaxLength=63
 	// +optional
 	Container string `json:"container,omitempty"`
+
+	// Containers names several containers of the pod template, init containers and sidecars
+	// included, that run the same image (the app, its migration init container, a worker): each
+	// version is rendered into all of them in one write, judged with the workload's health as one,
+	// and rolled back together. Each must run an image of spec.image. Instead of container.
+	// +kubebuilder:validation:MinItems=1
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=63
+	// +listType=set
+	// +optional
+	Containers []string `json:"containers,omitempty"`
 
 	// Image is the repository, without tag or digest; a candidate version V becomes image:V.
 	// +required
@@ -423,6 +436,18 @@ func DurationOrZero(d *metav1.Duration) time.Duration {
 	return d.Duration
 }
 
+// ContainerNames are the containers the spec names: spec.containers, or spec.container; none means
+// the first container of the pod template.
+func (s *RollingUpgradeConfigSpec) ContainerNames() []string {
+	if len(s.Containers) > 0 {
+		return s.Containers
+	}
+	if s.Container != "" {
+		return []string{s.Container}
+	}
+	return nil
+}
+
 // MinReleaseAgeOrZero is spec.minReleaseAge, 0 when unset.
 func (s *RollingUpgradeConfigSpec) MinReleaseAgeOrZero() time.Duration {
 	return DurationOrZero(s.MinReleaseAge)
@@ -536,7 +561,7 @@ type SeenVersion struct {
 	ImageRead bool `json:"imageRead,omitempty"`
 }
 
-// RecordedTarget names the workload and container a status was recorded for.
+// RecordedTarget names the workload and containers a status was recorded for.
 type RecordedTarget struct {
 	// Kind of the workload.
 	Kind WorkloadKind `json:"kind"`
@@ -547,6 +572,13 @@ type RecordedTarget struct {
 	// +kubebuilder:validation:MaxLength=63
 	// +optional
 	Container string `json:"container,omitempty"`
+	// Containers as spec.containers named them, when it names more than one, in sorted order
+	// (one is recorded as container).
+	// +kubebuilder:validation:MaxItems=16
+	// +kubebuilder:validation:items:MaxLength=63
+	// +listType=atomic
+	// +optional
+	Containers []string `json:"containers,omitempty"`
 }
 
 // RollingUpgradeConfigStatus is what rollgate observed and decided.
@@ -573,10 +605,10 @@ type RollingUpgradeConfigStatus struct {
 	// +optional
 	CurrentImage string `json:"currentImage,omitempty"`
 
-	// RecordedTarget is the workload and container that CurrentImage and the rollout in flight
+	// RecordedTarget is the workload and containers that CurrentImage and the rollout in flight
 	// belong to. An image recorded for one workload is never rendered into another: when
-	// spec.targetRef or spec.container changes, a rollout in flight is abandoned, neither workload
-	// is touched, and the new workload's image is recorded afresh.
+	// spec.targetRef, spec.container or spec.containers names others, a rollout in flight is
+	// abandoned, neither workload is touched, and the new workload's image is recorded afresh.
 	// +optional
 	RecordedTarget *RecordedTarget `json:"recordedTarget,omitempty"`
 

@@ -113,13 +113,15 @@ func (s scene) workloadLine() string {
 		}
 	}
 	images := []string{}
-	for _, ct := range s.workload.PodSpec().Containers {
-		if spec.Container == "" || ct.Name == spec.Container {
-			images = append(images, ct.Name+"="+ct.Image)
-			if spec.Container == "" {
-				break // the first container is the config's
-			}
+	cs, missing := kube.ManagedContainers(s.workload.PodSpec(), spec.ContainerNames())
+	for _, ct := range cs {
+		images = append(images, ct.Name+"="+ct.Image)
+	}
+	for _, name := range missing {
+		if name == "" {
+			name = "container" // a template without containers
 		}
+		images = append(images, name+" missing")
 	}
 	return fmt.Sprintf("%s, %s, %d of %d pods ready", s.workload.Describe(), strings.Join(images, " "), ready, len(s.pods))
 }

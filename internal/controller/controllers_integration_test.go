@@ -46,7 +46,7 @@ import (
 // the workload status themselves.
 
 var (
-	k8s client.Client
+	k8s client.WithWatch
 	mgr ctrl.Manager
 )
 
@@ -91,7 +91,7 @@ func TestMain(m *testing.M) {
 				fmt.Fprintln(os.Stderr, "manager stopped:", err)
 			}
 		}()
-		k8s, err = client.New(cfg, client.Options{Scheme: scheme})
+		k8s, err = client.NewWithWatch(cfg, client.Options{Scheme: scheme})
 		if err != nil {
 			fmt.Fprintln(os.Stderr, "client:", err)
 			return 1

@@ -271,27 +271,33 @@ func imageEntries(fields []metav1.ManagedFieldsEntry) []metav1.ManagedFieldsEntr
 	return kept
 }
 
-// ownedImages is the part of a managedFields entry's field set that owns containers' images, in the
-// same form; nil when it owns none. A set that does not read is kept whole, for imageOwners to
-// report.
+// ownedImages is the part of a managedFields entry's field set that owns the images of containers
+// and init containers, in the same form; nil when it owns none. A set that does not read is kept
+// whole, for ImageOwners to report.
 func ownedImages(raw []byte) []byte {
 	var tree map[string]any
 	if err := json.Unmarshal(raw, &tree); err != nil {
 		return raw
 	}
-	containers, _ := dig(tree, "f:spec", "f:template", "f:spec", "f:containers")
-	images := map[string]any{}
-	for key, c := range containers {
-		if fields, ok := c.(map[string]any); ok {
-			if _, owns := fields["f:image"]; owns {
-				images[key] = map[string]any{"f:image": map[string]any{}}
+	spec := map[string]any{}
+	for _, list := range []string{"f:containers", "f:initContainers"} {
+		containers, _ := dig(tree, "f:spec", "f:template", "f:spec", list)
+		images := map[string]any{}
+		for key, c := range containers {
+			if fields, ok := c.(map[string]any); ok {
+				if _, owns := fields["f:image"]; owns {
+					images[key] = map[string]any{"f:image": map[string]any{}}
+				}
 			}
 		}
+		if len(images) > 0 {
+			spec[list] = images
+		}
 	}
-	if len(images) == 0 {
+	if len(spec) == 0 {
 		return nil
 	}
-	out, err := json.Marshal(map[string]any{"f:spec": map[string]any{"f:template": map[string]any{"f:spec": map[string]any{"f:containers": images}}}})
+	out, err := json.Marshal(map[string]any{"f:spec": map[string]any{"f:template": map[string]any{"f:spec": spec}}})
 	if err != nil {
 		return raw
 	}

@@ -19,6 +19,7 @@ import (
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
 	"github.com/rollgate/rollgate/internal/kube/kubetest"
+	"github.com/rollgate/rollgate/internal/rollout"
 )
 
 func TestCacheTrimKeepsWhatRollgateReads(t *testing.T) {
@@ -26,7 +27,7 @@ func TestCacheTrimKeepsWhatRollgateReads(t *testing.T) {
 	// What kubectl owns of a workload it created: the whole spec, the image of two containers among it.
 	created := `{"f:metadata":{"f:labels":{".":{},"f:app":{}}},"f:spec":{"f:replicas":{},"f:selector":{},"f:template":{"f:metadata":{"f:labels":{}},` +
 		`"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{".":{},"f:image":{},"f:name":{},"f:ports":{}},` +
-		`"k:{\"name\":\"log\"}":{".":{},"f:image":{},"f:name":{}}},"f:restartPolicy":{}}}}}`
+		`"k:{\"name\":\"log\"}":{".":{},"f:image":{},"f:name":{}}},"f:initContainers":{"k:{\"name\":\"migrate\"}":{".":{},"f:image":{},"f:name":{}}},"f:restartPolicy":{}}}}}`
 	image := `{"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"web\"}":{".":{},"f:image":{}}}}}}}`
 	replicas := `{"f:spec":{"f:replicas":{}}}`
 	status := `{"f:status":{"f:replicas":{},"f:conditions":{}}}`
@@ -47,14 +48,15 @@ func TestCacheTrimKeepsWhatRollgateReads(t *testing.T) {
 	if !slices.Equal(kept, []string{"kubectl", v1alpha1.FieldManager}) {
 		t.Errorf("kept managedFields of %v, want those owning an image: kubectl, rollgate", kept)
 	}
-	for _, container := range []string{"web", "log"} {
+	for _, container := range []rollout.Container{{Name: "web"}, {Name: "log"}, {Name: "migrate", Init: true}} {
 		ownersBefore, _ := ImageOwners(fields, container)
 		if ownersAfter, _ := ImageOwners(trimmed.ManagedFields, container); !slices.Equal(ownersAfter, ownersBefore) || len(ownersBefore) == 0 {
-			t.Errorf("owners of the image of %s: %v after trimming, %v before", container, ownersAfter, ownersBefore)
+			t.Errorf("owners of the image of %s: %v after trimming, %v before", container.Name, ownersAfter, ownersBefore)
 		}
 	}
 	// Of what an entry owns, the images alone are kept: the rest of a spec is most of a workload.
-	wantKept := `{"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"log\"}":{"f:image":{}},"k:{\"name\":\"web\"}":{"f:image":{}}}}}}}`
+	wantKept := `{"f:spec":{"f:template":{"f:spec":{"f:containers":{"k:{\"name\":\"log\"}":{"f:image":{}},"k:{\"name\":\"web\"}":{"f:image":{}}},` +
+		`"f:initContainers":{"k:{\"name\":\"migrate\"}":{"f:image":{}}}}}}}`
 	if got := string(trimmed.ManagedFields[0].FieldsV1.GetRawBytes()); got != wantKept {
 		t.Errorf("kept of kubectl's entry:\n%s\nwant\n%s", got, wantKept)
 	}

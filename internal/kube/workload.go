@@ -7,7 +7,6 @@ package kube
 import (
 	"context"
 	"fmt"
-	"strings"
 
 	appsv1 "k8s.io/api/apps/v1"
 	corev1 "k8s.io/api/core/v1"
@@ -136,31 +135,4 @@ func (w *Workload) Verdict(ctx context.Context, reader client.Reader, opts healt
 		}
 	}
 	return health.StatefulSet(w.StatefulSet, pods, opts), nil
-}
-
-// Container finds the managed Container: the named one, or the first.
-func (w *Workload) Container(name string) (*corev1.Container, error) {
-	cs := w.PodSpec().Containers
-	if len(cs) == 0 {
-		return nil, fmt.Errorf("%s has no containers", w.Describe())
-	}
-	if c := ManagedContainer(cs, name); c != nil {
-		return c, nil
-	}
-	names := make([]string, 0, len(cs))
-	for i := range cs {
-		names = append(names, cs[i].Name)
-	}
-	return nil, fmt.Errorf("container %q not found in %s (containers: %s)", name, w.Describe(), strings.Join(names, ", "))
-}
-
-// ManagedContainer is the container a config manages among cs: the named one, or the first; nil
-// when there is none.
-func ManagedContainer(cs []corev1.Container, name string) *corev1.Container {
-	for i := range cs {
-		if name == "" || cs[i].Name == name {
-			return &cs[i]
-		}
-	}
-	return nil
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	corev1 "k8s.io/api/core/v1"
+	"k8s.io/apimachinery/pkg/api/equality"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
@@ -80,9 +81,31 @@ func resetCircuit(d *Decision, cfg *v1alpha1.RollingUpgradeConfig) {
 	}
 }
 
-// RecordedTargetOf is the workload and container a config's spec names, as a status records them.
+// RecordedTargetOf is the workload and containers a config's spec names, as a status records
+// them: container: web and containers: [web] name one container, and containers are a set.
 func RecordedTargetOf(spec v1alpha1.RollingUpgradeConfigSpec) v1alpha1.RecordedTarget {
-	return v1alpha1.RecordedTarget{Kind: spec.TargetRef.Kind, Name: spec.TargetRef.Name, Container: spec.Container}
+	t := v1alpha1.RecordedTarget{Kind: spec.TargetRef.Kind, Name: spec.TargetRef.Name, Container: spec.Container}
+	switch names := spec.Containers; {
+	case len(names) == 1:
+		t.Container = names[0]
+	case len(names) > 1:
+		t.Containers = slices.Sorted(slices.Values(names))
+	}
+	return t
+}
+
+// RecordedImage is status.currentImage when the status was recorded for the workload and
+// containers the spec names (or before targets were recorded), else "": the image of another.
+func RecordedImage(cfg *v1alpha1.RollingUpgradeConfig) string {
+	if rt := cfg.Status.RecordedTarget; rt != nil && !recordedFor(*rt, cfg.Spec) {
+		return ""
+	}
+	return cfg.Status.CurrentImage
+}
+
+// recordedFor reports whether t names the workload and containers spec names.
+func recordedFor(t v1alpha1.RecordedTarget, spec v1alpha1.RollingUpgradeConfigSpec) bool {
+	return equality.Semantic.DeepEqual(t, RecordedTargetOf(spec))
 }
 
 // retarget keeps the record bound to the workload it was made for. When spec.targetRef or
@@ -102,7 +125,7 @@ func retarget(d *Decision, in Input) bool {
 	case st.RecordedTarget == nil && st.CurrentImage != "":
 		st.RecordedTarget = &want // recorded before targets were: it can only be this one
 		return false
-	case st.RecordedTarget == nil || *st.RecordedTarget == want:
+	case st.RecordedTarget == nil || recordedFor(*st.RecordedTarget, in.Config.Spec):
 		return false
 	}
 	a := d.Annotations
@@ -131,7 +154,10 @@ func retarget(d *Decision, in Input) bool {
 
 func describeTarget(t v1alpha1.RecordedTarget) string {
 	s := string(t.Kind) + " " + t.Name
-	if t.Container != "" {
+	switch {
+	case len(t.Containers) > 0:
+		s += " containers " + strings.Join(t.Containers, ", ")
+	case t.Container != "":
 		s += " container " + t.Container
 	}
 	return s
@@ -149,7 +175,11 @@ func checkWorkload(d *Decision, in Input) (*Workload, bool) {
 	case w.ImageReverts >= v1alpha1.MaxImageReverts && fightCounts(in, w):
 		lostFight(d, in, w)
 	case w.ContainerProblem != "":
-		d.stalled(v1alpha1.EventInvalidSpec, "spec.container: %s", w.ContainerProblem)
+		field := "spec.container"
+		if len(spec.Containers) > 0 {
+			field = "spec.containers"
+		}
+		d.stalled(v1alpha1.EventInvalidSpec, "%s: %s", field, w.ContainerProblem)
 	case !image.SameRepository(w.Image, spec.Image) && (d.Status.CurrentImage == "" || !image.Renders(w.Image, d.Status.CurrentImage)):
 		d.stalled(v1alpha1.EventInvalidSpec, "%s runs %s, which is not an image of spec.image %s", w.Description, w.Image, spec.Image)
 	case d.Annotations.TargetImage != "" && !image.SameRepository(d.Annotations.TargetImage, spec.Image):

@@ -1,7 +1,7 @@
 package rollout
 
 import (
-	"k8s.io/utils/ptr"
+	"k8s.io/apimachinery/pkg/api/equality"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
 )
@@ -70,7 +70,7 @@ func effectsOf(d *Decision, in Input) {
 // back in service: the record of them stays for the retry. A decision that drops the record of
 // its target (a retarget, at rest) is not written at all (false): the next look lets go again.
 func (d Decision) KeepingPods(old *v1alpha1.RollingUpgradeConfigStatus) (Decision, bool) {
-	if !ptr.Equal(d.Status.RecordedTarget, old.RecordedTarget) {
+	if !equality.Semantic.DeepEqual(d.Status.RecordedTarget, old.RecordedTarget) {
 		return d, false
 	}
 	if d.Status.InPlace == nil {

@@ -155,6 +155,15 @@ func TestBadInputStalls(t *testing.T) {
 			says:     `container "api" not found`,
 		},
 		{
+			name: "containers that run different images stall the config, naming the field",
+			cfg:  config(func(c *v1alpha1.RollingUpgradeConfig) { c.Spec.Containers = []string{"web", "migrate"} }),
+			workload: &Workload{Description: "Deployment web",
+				ContainerProblem: "the containers it names run different images (web runs " + repo + ":1.1.0, migrate runs " + repo + ":1.0.0)"},
+			reason: "InvalidSpec",
+			event:  "InvalidSpec",
+			says:   "spec.containers: the containers it names run different images",
+		},
+		{
 			name:     "a workload running another repository stalls the config",
 			cfg:      config(),
 			workload: &Workload{Description: "Deployment web", Image: "ghcr.io/other/thing:1.0.0", Verdict: healthy},

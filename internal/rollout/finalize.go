@@ -46,5 +46,5 @@ func Finalize(in Input) Finalization {
 // rollsBackOnDeletion: a deleted config whose version in flight goes back to the current image.
 func rollsBackOnDeletion(cfg *v1alpha1.RollingUpgradeConfig) bool {
 	return cfg.Spec.DeletionPolicy != v1alpha1.DeletionKeep && cfg.Status.CurrentImage != "" &&
-		(cfg.Status.RecordedTarget == nil || *cfg.Status.RecordedTarget == RecordedTargetOf(cfg.Spec))
+		(cfg.Status.RecordedTarget == nil || recordedFor(*cfg.Status.RecordedTarget, cfg.Spec))
 }

@@ -33,7 +33,7 @@ func StandInSince(cfg *v1alpha1.RollingUpgradeConfig, now time.Time) (time.Time,
 	st := &cfg.Status
 	a := AnnotationsOf(cfg)
 	if !StandsInForGit(cfg) || st.CurrentImage == "" || a.Step == StepHealthCheck ||
-		(st.RecordedTarget != nil && *st.RecordedTarget != RecordedTargetOf(cfg.Spec)) {
+		(st.RecordedTarget != nil && !recordedFor(*st.RecordedTarget, cfg.Spec)) {
 		return time.Time{}, false // nothing recorded for this workload stands in for it
 	}
 	if c := apimeta.FindStatusCondition(st.Conditions, v1alpha1.ConditionGitWriteBack); c != nil && c.Status == metav1.ConditionFalse {

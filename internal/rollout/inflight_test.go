@@ -21,6 +21,14 @@ func retargeted(name string) func(*v1alpha1.RollingUpgradeConfig) {
 	}
 }
 
+// containersNamed records the status for the config's container, then names others.
+func containersNamed(names ...string) func(*v1alpha1.RollingUpgradeConfig) {
+	return func(c *v1alpha1.RollingUpgradeConfig) {
+		c.Status.RecordedTarget = &v1alpha1.RecordedTarget{Kind: v1alpha1.KindDeployment, Name: c.Spec.TargetRef.Name}
+		c.Spec.Containers = names
+	}
+}
+
 // The status is bound to the workload it was recorded for: a config pointed at another workload
 // abandons its rollout and records the new workload afresh, never carrying an image across, in
 // whatever order its writes land.
@@ -55,6 +63,11 @@ func TestRetargetingAbandonsAndRecordsAfresh(t *testing.T) {
 		{
 			name: "retargeted while idle: the new workload's image is recorded, the old one forgotten",
 			cfg:  config(current("1.3.0"), retargeted("web2")),
+		},
+		{
+			name:       "other containers named mid-check: the rollout is abandoned",
+			cfg:        config(current("1.3.0"), inFlight(StepHealthCheck, repo+":1.3.1", started), containersNamed("web", "migrate")),
+			wantEvents: "UpdateAbandoned", wantOutcome: OutcomeAbandoned, wantHistory: "1.3.1:Abandoned",
 		},
 	}
 	for _, tc := range cases {

@@ -101,9 +101,11 @@ type ImageLookup struct {
 type Workload struct {
 	// Description names it for messages, e.g. "Deployment web".
 	Description string
-	// Image is the managed container's image in the workload's template, and Container its name.
+	// Image is the image the managed containers run in the workload's template (Running), and
+	// Container the name of the first of them, the {{.Container}} of analysis queries.
 	Image, Container string
-	// ContainerProblem is set when the managed container does not exist.
+	// ContainerProblem is set when a managed container does not exist, or several run different
+	// images with none recorded.
 	ContainerProblem string
 	// Verdict on the rollout of the workload's current template.
 	Verdict health.Verdict

@@ -50,7 +50,7 @@ func GitImage(cfg *v1alpha1.RollingUpgradeConfig) string {
 // imageToRun is the image the engine wants the workload to run, or "" and why.
 func imageToRun(cfg *v1alpha1.RollingUpgradeConfig) (string, string) {
 	st := &cfg.Status
-	if rt := st.RecordedTarget; rt != nil && *rt != RecordedTargetOf(cfg.Spec) {
+	if rt := st.RecordedTarget; rt != nil && !recordedFor(*rt, cfg.Spec) {
 		return "", "the status was recorded for " + describeTarget(*rt) + ", not for this workload"
 	}
 	a := AnnotationsOf(cfg)

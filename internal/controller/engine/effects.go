@@ -23,7 +23,7 @@ func (r *RollingUpgradeConfigReconciler) carryOut(ctx context.Context, ruc *v1al
 		errs = append(errs, r.releaseSlots(ctx, ruc))
 	}
 	if d.Effects.MovePods && w != nil {
-		errs = append(errs, podgate.Move(ctx, r.Client, w, in.Workload.InPlace, ruc.Spec.Container, r.Clock))
+		errs = append(errs, podgate.Move(ctx, r.Client, w, in.Workload.InPlace, ruc.Spec.ContainerNames(), r.Clock))
 	}
 	if d.Effects.DeleteStuckPods && w != nil && w.StatefulSet != nil {
 		errs = append(errs, deleteStuckPods(ctx, r.APIReader, r.Client, w.StatefulSet))
@@ -39,7 +39,7 @@ func (r *RollingUpgradeConfigReconciler) podUpgrades(ctx context.Context, ruc *v
 	if w == nil || !d.Outcome.Ends() || d.Outcome == rollout.OutcomeWithdrawn || d.Rollout.Image == "" || in.Workload.InPlace != nil {
 		return nil
 	}
-	times, err := podUpgradeTimes(ctx, r.APIReader, w, ruc.Spec.Container, d.Rollout.Image, d.Rollout.Started)
+	times, err := podUpgradeTimes(ctx, r.APIReader, w, ruc.Spec.ContainerNames(), d.Rollout.Image, d.Rollout.Started)
 	if err != nil {
 		logf.FromContext(ctx).Error(err, "timing the pods of the new version for pod_upgrade_duration_seconds")
 	}

@@ -37,7 +37,7 @@ func (r *RollingUpgradeConfigReconciler) gather(ctx context.Context, ruc *v1alph
 			return in, nil, err
 		}
 		if rollout.NeedsPods(ruc, in.Workload, in.Now) {
-			if in.Workload.NewPods, err = newPods(ctx, r.APIReader, w, ruc.Spec.Container, a.TargetImage); err != nil {
+			if in.Workload.NewPods, err = newPods(ctx, r.APIReader, w, ruc.Spec.ContainerNames(), a.TargetImage); err != nil {
 				return in, nil, err
 			}
 		}

@@ -2,6 +2,7 @@ package engine
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 
@@ -100,6 +101,25 @@ func TestABlockedPlanReleasesThePods(t *testing.T) {
 	}
 	if f.Verdict.State != health.Failed || !f.ReleaseGates {
 		t.Errorf("failed at rest: verdict %+v, release %v", f.Verdict, f.ReleaseGates)
+	}
+}
+
+// An in-place upgrade cannot change an init container: the config stalls on it, and no pod is
+// moved (the plan is blocked, its pods released).
+func TestAnInitContainerIsNotChangedInPlace(t *testing.T) {
+	now := time.Date(2026, 12, 1, 2, 0, 0, 0, time.UTC)
+	sts := kubetest.DBStatefulSet(2, appsv1.OnDeleteStatefulSetStrategyType, "db:1.0.0", true)
+	sts.Spec.Template.Spec.InitContainers = []corev1.Container{{Name: "migrate", Image: "db:1.0.0"}}
+	c := fake.NewClientBuilder().WithScheme(kubetest.NewScheme(t)).WithObjects(sts).Build()
+	ruc := &v1alpha1.RollingUpgradeConfig{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db"}, Spec: v1alpha1.RollingUpgradeConfigSpec{
+		TargetRef: v1alpha1.WorkloadReference{Kind: v1alpha1.KindStatefulSet, Name: "db"}, Container: "migrate",
+		Strategy: &v1alpha1.UpgradeStrategy{Type: v1alpha1.StrategyInPlace}}}
+	f, err := facts(context.Background(), c, ruc, &kube.Workload{StatefulSet: sts}, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(f.ContainerProblem, "migrate is an init container") || f.Verdict.State != health.Blocked || !f.ReleaseGates {
+		t.Errorf("problem %q, verdict %+v, release %v", f.ContainerProblem, f.Verdict, f.ReleaseGates)
 	}
 }
 

@@ -15,23 +15,23 @@ import (
 
 // podUpgradeTimes lists the workload's pods (uncached: the manager does not watch pods) and times
 // those that run image in the managed container and were created since the rollout started.
-func podUpgradeTimes(ctx context.Context, reader client.Reader, w *kube.Workload, container, image string, since time.Time) ([]time.Duration, error) {
+func podUpgradeTimes(ctx context.Context, reader client.Reader, w *kube.Workload, containers []string, image string, since time.Time) ([]time.Duration, error) {
 	pods, err := w.Pods(ctx, reader)
 	if err != nil {
 		return nil, err
 	}
-	return podUpgradeDurations(pods, container, image, since), nil
+	return podUpgradeDurations(pods, containers, image, since), nil
 }
 
 // podUpgradeDurations is, for every pod of the new version that became Ready, the time from its
 // creation to its Ready condition. A pod of the new version is one created at or after since whose
-// managed container (the named one, or the first) runs image; pods not Ready yet are left out.
-func podUpgradeDurations(pods []corev1.Pod, container, image string, since time.Time) []time.Duration {
+// managed containers run image; pods not Ready yet are left out.
+func podUpgradeDurations(pods []corev1.Pod, containers []string, image string, since time.Time) []time.Duration {
 	var out []time.Duration
 	for i := range pods {
 		p := &pods[i]
 		created := p.CreationTimestamp.Time
-		if created.Before(since) || !runsImage(p, container, image) {
+		if created.Before(since) || !runsImage(p, containers, image) {
 			continue
 		}
 		if r := health.ReadyCondition(p); r != nil && r.Status == corev1.ConditionTrue && !r.LastTransitionTime.Time.Before(created) {
@@ -43,28 +43,36 @@ func podUpgradeDurations(pods []corev1.Pod, container, image string, since time.
 
 // newPods sums up the workload's pods that run image in the managed container and are neither
 // being deleted nor ended (uncached: the manager does not watch pods).
-func newPods(ctx context.Context, reader client.Reader, w *kube.Workload, container, image string) (*rollout.Pods, error) {
+func newPods(ctx context.Context, reader client.Reader, w *kube.Workload, containers []string, image string) (*rollout.Pods, error) {
 	pods, err := w.Pods(ctx, reader)
 	if err != nil {
 		return nil, err
 	}
-	return podsOf(pods, container, image), nil
+	return podsOf(pods, containers, image), nil
 }
 
-// runsImage: the pod's managed container (the named one, or the first) runs image.
-func runsImage(p *corev1.Pod, container, image string) bool {
-	c := kube.ManagedContainer(p.Spec.Containers, container)
-	return c != nil && imageref.Renders(c.Image, image)
+// runsImage: every managed container of the pod (the named ones, or the first) runs image.
+func runsImage(p *corev1.Pod, containers []string, image string) bool {
+	cs, missing := kube.ManagedContainers(&p.Spec, containers)
+	if len(missing) > 0 {
+		return false
+	}
+	for _, c := range cs {
+		if !imageref.Renders(c.Image, image) {
+			return false
+		}
+	}
+	return true
 }
 
-func podsOf(pods []corev1.Pod, container, image string) *rollout.Pods {
+func podsOf(pods []corev1.Pod, containers []string, image string) *rollout.Pods {
 	out := &rollout.Pods{}
 	for i := range pods {
 		p := &pods[i]
 		// A pod that has ended (evicted, or refused by its node's kubelet) says nothing about the
 		// version, and its controller replaces it.
 		if p.DeletionTimestamp != nil || p.Status.Phase == corev1.PodFailed || p.Status.Phase == corev1.PodSucceeded ||
-			!runsImage(p, container, image) {
+			!runsImage(p, containers, image) {
 			continue
 		}
 		out.Count++

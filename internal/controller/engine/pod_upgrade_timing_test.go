@@ -33,38 +33,44 @@ func TestPodUpgradeDurations(t *testing.T) {
 	}
 	after := func(d time.Duration) *time.Duration { return &d }
 	app := func(image string) corev1.Container { return corev1.Container{Name: "app", Image: image} }
+	worker := func(image string) corev1.Container { return corev1.Container{Name: "worker", Image: image} }
 	sidecar := corev1.Container{Name: "proxy", Image: "envoy:1"}
 	const newImage = "ghcr.io/acme/web:1.4.0"
 
 	for _, tc := range []struct {
-		name      string
-		pods      []corev1.Pod
-		container string
-		want      []time.Duration
+		name       string
+		pods       []corev1.Pod
+		containers []string
+		want       []time.Duration
 	}{
 		{"new pods that became ready are timed", []corev1.Pod{
 			pod(2*time.Second, after(5*time.Second), app(newImage)),
 			pod(9*time.Second, after(3*time.Second), app(newImage)),
-		}, "", []time.Duration{5 * time.Second, 3 * time.Second}},
+		}, nil, []time.Duration{5 * time.Second, 3 * time.Second}},
 		{"pods of the old version are left out", []corev1.Pod{
 			pod(-time.Hour, after(time.Second), app("ghcr.io/acme/web:1.3.0")),
 			pod(time.Second, after(4*time.Second), app(newImage)),
-		}, "", []time.Duration{4 * time.Second}},
+		}, nil, []time.Duration{4 * time.Second}},
 		{"a pod of the new image created before the rollout (a hand edit) is left out", []corev1.Pod{
 			pod(-time.Minute, after(time.Second), app(newImage)),
-		}, "", nil},
+		}, nil, nil},
 		{"pods not ready yet are left out", []corev1.Pod{
 			pod(time.Second, nil, app(newImage)),
-		}, "", nil},
+		}, nil, nil},
 		{"the named container is the one compared", []corev1.Pod{
 			pod(time.Second, after(2*time.Second), sidecar, app(newImage)),
-		}, "app", []time.Duration{2 * time.Second}},
+		}, []string{"app"}, []time.Duration{2 * time.Second}},
 		{"without a name the first container is the managed one", []corev1.Pod{
 			pod(time.Second, after(2*time.Second), sidecar, app(newImage)),
-		}, "", nil},
+		}, nil, nil},
+		{"of several containers, a pod runs the version when all of them do", []corev1.Pod{
+			pod(time.Second, after(2*time.Second), app(newImage), worker(newImage)),
+			pod(time.Second, after(3*time.Second), app(newImage), worker("ghcr.io/acme/web:1.3.0")),
+			pod(time.Second, after(4*time.Second), app(newImage)),
+		}, []string{"app", "worker"}, []time.Duration{2 * time.Second}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := podUpgradeDurations(tc.pods, tc.container, newImage, since)
+			got := podUpgradeDurations(tc.pods, tc.containers, newImage, since)
 			if len(got) != len(tc.want) {
 				t.Fatalf("got %v, want %v", got, tc.want)
 			}
@@ -106,11 +112,11 @@ func TestPodsOfAVersion(t *testing.T) {
 		pod(4*time.Second, 7*time.Second, false, newImage),
 		deleting,
 		evicted, // started first, never Ready: but it has ended
-	}, "app", newImage)
+	}, []string{"app"}, newImage)
 	if want := (rollout.Pods{Count: 4, Ready: 1, OldestUnreadyStart: t0.Add(7 * time.Second)}); *got != want {
 		t.Errorf("pods = %+v, want %+v", *got, want)
 	}
-	if none := podsOf(nil, "app", newImage); *none != (rollout.Pods{}) {
+	if none := podsOf(nil, []string{"app"}, newImage); *none != (rollout.Pods{}) {
 		t.Errorf("no pods = %+v", *none)
 	}
 }
@@ -135,10 +141,10 @@ func TestAWorkloadsPodsAreListedOncePerReconcile(t *testing.T) {
 	if err != nil || w == nil {
 		t.Fatalf("workload %v, %v", w, err)
 	}
-	if _, err := newPods(ctx, c, w, "", "ghcr.io/acme/web:1.1.0"); err != nil {
+	if _, err := newPods(ctx, c, w, nil, "ghcr.io/acme/web:1.1.0"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := podUpgradeTimes(ctx, c, w, "", "ghcr.io/acme/web:1.1.0", time.Time{}); err != nil {
+	if _, err := podUpgradeTimes(ctx, c, w, nil, "ghcr.io/acme/web:1.1.0", time.Time{}); err != nil {
 		t.Fatal(err)
 	}
 	if lists != 1 {

@@ -35,10 +35,15 @@ func facts(ctx context.Context, reader client.Reader, ruc *v1alpha1.RollingUpgra
 	if err != nil {
 		return nil, err
 	}
-	if c, err := w.Container(spec.Container); err != nil {
+	a := w.Object().GetAnnotations()
+	if cs, err := w.Containers(spec.ContainerNames()); err != nil {
 		f.ContainerProblem = err.Error()
+	} else if spec.InPlace() != nil && cs[0].Init {
+		f.ContainerProblem = podgate.InitContainerProblem(cs[0].Name)
+	} else if c, problem := rollout.Running(cs, a[v1alpha1.LastImageAnnotation], rollout.RecordedImage(ruc)); problem != "" {
+		f.ContainerProblem = problem
 	} else {
-		f.Image, f.Container = c.Image, c.Name
+		f.Image, f.Container = c.Image, cs[0].Name
 	}
 	if w.Deployment != nil {
 		f.ProgressDeadline = time.Duration(ptr.Deref(w.Deployment.Spec.ProgressDeadlineSeconds, 600)) * time.Second
@@ -47,7 +52,6 @@ func facts(ctx context.Context, reader client.Reader, ruc *v1alpha1.RollingUpgra
 	// an in-place upgrade does not leave it to.
 	f.OrderedReadyStatefulSet = w.StatefulSet != nil && w.StatefulSet.Spec.PodManagementPolicy != appsv1.ParallelPodManagement && f.InPlace == nil
 	f.GenerationObserved = w.ObservedGeneration() >= w.Object().GetGeneration()
-	a := w.Object().GetAnnotations()
 	f.ImageReverts, f.ImageRevertedBy = kube.Reverts(a), a[v1alpha1.RevertedByAnnotation]
 	f.ImageRevertedAt, _ = time.Parse(time.RFC3339, a[v1alpha1.RevertedAtAnnotation])
 	return f, nil

@@ -60,10 +60,14 @@ func Judge(ctx context.Context, reader client.Reader, ruc *v1alpha1.RollingUpgra
 				"through which rollgate takes a pod out of its Service before changing it; then delete its pods one at a time so that they are recreated with it",
 			v1alpha1.InPlaceReadinessGate, v1alpha1.InPlaceReadinessGate)
 	}
-	c, err := w.Container(spec.Container)
-	if err != nil {
+	cs, err := w.Containers(spec.ContainerNames()) // one: spec.containers is not for InPlace
+	switch {
+	case err != nil:
 		return blocked("ContainerNotFound", "%v", err) // the decision stalls on it first
+	case cs[0].Init:
+		return blocked("InitContainer", "%s", InitContainerProblem(cs[0].Name)) // so does it on this
 	}
+	c := cs[0]
 	pods, err := w.Pods(ctx, reader)
 	if err != nil {
 		return Judgement{}, err
@@ -81,9 +85,16 @@ func Judge(ctx context.Context, reader client.Reader, ruc *v1alpha1.RollingUpgra
 	return Judgement{Verdict: plan.Verdict, Plan: &plan, Release: release}, nil
 }
 
+// InitContainerProblem says why an in-place upgrade cannot manage an init container: the kubelet
+// restarts the whole pod when its image changes.
+func InitContainerProblem(name string) string {
+	return fmt.Sprintf("%s is an init container, whose image the kubelet cannot change in place (the whole pod starts again): "+
+		"strategy InPlace changes one container of running pods", name)
+}
+
 // InputOf is what the plan is made of: the config's step, the StatefulSet, its template's
 // container c and its pods, at now.
-func InputOf(ruc *v1alpha1.RollingUpgradeConfig, sts *appsv1.StatefulSet, c *corev1.Container, pods []corev1.Pod, now time.Time) inplace.Input {
+func InputOf(ruc *v1alpha1.RollingUpgradeConfig, sts *appsv1.StatefulSet, c rollout.Container, pods []corev1.Pod, now time.Time) inplace.Input {
 	spec := ruc.Spec
 	a := rollout.AnnotationsOf(ruc)
 	want := ruc.Status.CurrentImage
@@ -145,10 +156,11 @@ func budgets(pdbs []policyv1.PodDisruptionBudget, pods []corev1.Pod) []inplace.B
 // one of its ordinals, or lacks the container.
 func inPlacePod(sts string, pod *corev1.Pod, container string) (inplace.Pod, bool) {
 	ord, ok := health.Ordinal(sts, pod.Name)
-	c := kube.ManagedContainer(pod.Spec.Containers, container)
-	if !ok || c == nil {
+	cs, missing := kube.ManagedContainers(&pod.Spec, []string{container})
+	if !ok || len(missing) > 0 {
 		return inplace.Pod{}, false
 	}
+	c := cs[0]
 	p := inplace.Pod{Name: pod.Name, Ordinal: ord, Gated: kube.HasGate(pod.Spec.ReadinessGates), Image: c.Image, Deleting: pod.DeletionTimestamp != nil}
 	for _, s := range pod.Status.ContainerStatuses {
 		if s.Name == c.Name {
@@ -180,11 +192,12 @@ func inPlacePod(sts string, pod *corev1.Pod, container string) (inplace.Pod, boo
 // (pods/status) and their container's image, with the time and image of the change. Each is
 // stamped with the clock's time as it is written, not the decision's: the drain grace and the
 // readiness timeout count from there, however long the reconcile took to get to it.
-func Move(ctx context.Context, c client.Client, w *kube.Workload, plan *inplace.Plan, container string, clk clock.PassiveClock) error {
-	cont, err := w.Container(container)
+func Move(ctx context.Context, c client.Client, w *kube.Workload, plan *inplace.Plan, containers []string, clk clock.PassiveClock) error {
+	cs, err := w.Containers(containers)
 	if err != nil {
 		return err
 	}
+	cont := cs[0]
 	for _, a := range plan.Actions {
 		now := clk.Now().UTC()
 		pod := &corev1.Pod{}

@@ -33,7 +33,7 @@ func TestAChangeWritesTheTemplatesImage(t *testing.T) {
 	pod := &corev1.Pod{ObjectMeta: metav1.ObjectMeta{Namespace: "shop", Name: "db-0"}, Spec: corev1.PodSpec{Containers: []corev1.Container{{Name: "db", Image: "db:1.0.0"}}}}
 	c := fake.NewClientBuilder().WithScheme(kubetest.NewScheme(t)).WithObjects(pod).Build()
 	plan := &inplace.Plan{Image: "db:1.1.0", Actions: []inplace.Action{{Kind: inplace.Change, Pod: "db-0"}}}
-	if err := Move(ctx, c, &kube.Workload{StatefulSet: sts}, plan, "db", clocktesting.NewFakePassiveClock(now)); err != nil {
+	if err := Move(ctx, c, &kube.Workload{StatefulSet: sts}, plan, []string{"db"}, clocktesting.NewFakePassiveClock(now)); err != nil {
 		t.Fatal(err)
 	}
 	var got corev1.Pod
@@ -58,7 +58,7 @@ func TestPodMovesAreStampedWhenWritten(t *testing.T) {
 	plan := &inplace.Plan{Image: "db:1.1.0", Actions: []inplace.Action{{Kind: inplace.Drain, Pod: "db-0"}, {Kind: inplace.Change, Pod: "db-1"}}}
 	// The clock moves 10s between the writes: each is stamped with its own time.
 	clk := &steppingClock{FakePassiveClock: clocktesting.NewFakePassiveClock(written), step: 10 * time.Second}
-	if err := Move(ctx, c, &kube.Workload{StatefulSet: sts}, plan, "db", clk); err != nil {
+	if err := Move(ctx, c, &kube.Workload{StatefulSet: sts}, plan, []string{"db"}, clk); err != nil {
 		t.Fatal(err)
 	}
 	var drained, changed corev1.Pod
@@ -139,7 +139,7 @@ func TestInPlaceInputReadsTheStepAndThePods(t *testing.T) {
 			image: "db:1.0.0", move: true, since: now, done: map[string]bool{}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			c := &corev1.Container{Name: "db", Image: "db:1.1.0"}
+			c := rollout.Container{Name: "db", Image: "db:1.1.0"}
 			if tc.template != "" {
 				c.Image = tc.template
 			}
@@ -150,12 +150,12 @@ func TestInPlaceInputReadsTheStepAndThePods(t *testing.T) {
 			}
 		})
 	}
-	in := InputOf(config("", "", nil), sts, &corev1.Container{Name: "db", Image: "db:1.1.0"}, pods, now)
+	in := InputOf(config("", "", nil), sts, rollout.Container{Name: "db", Image: "db:1.1.0"}, pods, now)
 	if p := in.Pods[0]; p.ChangedTo != "db:1.1.0" || !p.ChangedAt.Equal(now.Add(-30*time.Second)) || !p.StartedAt.Equal(now.Add(-20*time.Second)) ||
 		p.Running != "db:1.1.0" || p.Gate == nil || *p.Gate {
 		t.Errorf("db-2 read as %+v; want changed to db:1.1.0 30s ago, started 20s ago, its gate False", p)
 	}
-	if in := InputOf(&v1alpha1.RollingUpgradeConfig{Spec: config("", "", nil).Spec}, sts, &corev1.Container{Name: "db", Image: "db:1.1.0"}, nil, now); in.Image != "db:1.1.0" {
+	if in := InputOf(&v1alpha1.RollingUpgradeConfig{Spec: config("", "", nil).Spec}, sts, rollout.Container{Name: "db", Image: "db:1.1.0"}, nil, now); in.Image != "db:1.1.0" {
 		t.Errorf("nothing recorded: image %s, want the template's", in.Image)
 	}
 }

@@ -22,11 +22,11 @@ import (
 type renderFacts struct {
 	Config     string      // name of the config rendering
 	Want       string      // target image
-	Running    string      // image of the managed container
+	Running    string      // image of the managed container, or of the one of several not running Want
 	LastImage  string      // rollgate.dev/last-image: the image rollgate last rendered
 	LastConfig string      // rollgate.dev/last-updated-by: the config that rendered it
 	Fight      revertState // the revert record in the workload's annotations
-	Owners     []string    // field managers owning the managed container's image (imageOwners)
+	Owners     []string    // field managers owning that container's image (ImageOwners)
 	// Deleting: the config is being deleted. The renderer then only puts back an image the
 	// workload does not run; recording it would take back what the deletion gave up.
 	Deleting bool

@@ -21,13 +21,13 @@ import (
 )
 
 // RendererReconciler turns a config's rollgate.dev/target-image annotation into the image of the
-// managed container of its workload. Without the annotation it restores status.currentImage, the
+// managed containers of its workload. Without the annotation it restores status.currentImage, the
 // last healthy image (that is how a rollback happens); with neither it leaves the workload alone.
 // rollout.RenderImage is the whole policy: a target set by hand that breaks a rule (suspend, an
 // open circuit, a failed version) is not rendered, and nothing recorded for another workload is.
 //
-// It writes by server-side apply with field manager "rollgate" and owns exactly one field of the
-// workload, the managed container's image, plus two annotations saying what it rendered and for
+// It writes by server-side apply with field manager "rollgate" and owns exactly one field of each
+// managed container of the workload, its image, plus two annotations saying what it rendered and for
 // which config: sidecars, env and resources are never touched. It needs nothing from the
 // engine but that pure policy, so it also serves hand-set annotations when the engine is not running.
 type RendererReconciler struct {
@@ -62,11 +62,13 @@ func (r *RendererReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if owner, err := kube.WorkloadClaim(ctx, r.APIReader, &ruc, w); err != nil || owner != "" {
 		return ctrl.Result{}, err // a config of another shard manages it; the engine says so
 	}
-	c, err := w.Container(ruc.Spec.Container)
+	cs, err := w.Containers(ruc.Spec.ContainerNames())
 	if err != nil {
 		return ctrl.Result{}, nil // reported by the engine as InvalidSpec
 	}
-	owners, err := kube.ImageOwners(w.Object().GetManagedFields(), c.Name)
+	// Several containers run one image: the one that does not run want is the one to judge by.
+	c := rollout.RunningIn(cs, want)
+	owners, err := kube.ImageOwners(w.Object().GetManagedFields(), c)
 	if err != nil {
 		return ctrl.Result{}, err
 	}
@@ -91,17 +93,51 @@ func (r *RendererReconciler) Reconcile(ctx context.Context, req ctrl.Request) (c
 	if !d.Render {
 		return res, nil
 	}
-	return res, r.Client.Apply(ctx, renderConfiguration(w, c.Name, want, ruc.Name, d.Fight),
+	if err := r.letGo(ctx, &ruc, w, cs); err != nil {
+		return ctrl.Result{}, err
+	}
+	return res, r.Client.Apply(ctx, renderConfiguration(w, cs, want, ruc.Name, d.Fight),
 		client.FieldOwner(v1alpha1.FieldManager), client.ForceOwnership)
 }
 
-// renderConfiguration is the apply configuration: the managed container's image and rollgate's
-// annotations, nothing else. Annotations left out are removed (rollgate owns them).
-func renderConfiguration(w *kube.Workload, container, img, config string, fight revertState) runtime.ApplyConfiguration {
+// letGo gives up the images of the containers rollgate rendered into before but whose config no
+// longer names them (kube.WithoutImagesLetGo), before an apply without them would delete them. The
+// cached workload keeps rollgate's image fields (CacheTrim), but not the rest of the managedFields
+// the patch writes back: those are read live. The patch carries the resourceVersion, so a
+// concurrent change of the managedFields fails with a conflict and is retried.
+func (r *RendererReconciler) letGo(ctx context.Context, ruc *v1alpha1.RollingUpgradeConfig, w *kube.Workload, cs []rollout.Container) error {
+	if _, drop, err := kube.WithoutImagesLetGo(w.Object().GetManagedFields(), cs); err != nil || !drop {
+		return err
+	}
+	live, err := kube.ReadWorkload(ctx, r.APIReader, ruc)
+	if err != nil || live == nil {
+		return err
+	}
+	obj := live.Object()
+	fields, drop, err := kube.WithoutImagesLetGo(obj.GetManagedFields(), cs)
+	if err != nil || !drop {
+		return err
+	}
+	orig := obj.DeepCopyObject().(client.Object)
+	obj.SetManagedFields(fields)
+	logf.FromContext(ctx).Info("giving up the images of containers the config no longer names", "workload", live.Describe())
+	return r.Client.Patch(ctx, obj, client.MergeFromWithOptions(orig, client.MergeFromWithOptimisticLock{}), client.FieldOwner(v1alpha1.FieldManager))
+}
+
+// renderConfiguration is the apply configuration: the managed containers' image and rollgate's
+// annotations, nothing else, in one write. Annotations left out are removed (rollgate owns them).
+func renderConfiguration(w *kube.Workload, cs []rollout.Container, img, config string, fight revertState) runtime.ApplyConfiguration {
 	annotations := map[string]string{v1alpha1.LastImageAnnotation: img, v1alpha1.LastUpdatedByAnnotation: config}
 	maps.Copy(annotations, fight.annotations())
-	template := corev1ac.PodTemplateSpec().WithSpec(corev1ac.PodSpec().WithContainers(
-		corev1ac.Container().WithName(container).WithImage(img)))
+	pod := corev1ac.PodSpec()
+	for _, c := range cs {
+		if c.Init {
+			pod.WithInitContainers(corev1ac.Container().WithName(c.Name).WithImage(img))
+		} else {
+			pod.WithContainers(corev1ac.Container().WithName(c.Name).WithImage(img))
+		}
+	}
+	template := corev1ac.PodTemplateSpec().WithSpec(pod)
 	o := w.Object()
 	if w.Deployment != nil {
 		return appsv1ac.Deployment(o.GetName(), o.GetNamespace()).WithAnnotations(annotations).
