@@ -16,7 +16,7 @@ import (
 // repository, or a tag, and the credentials used to read it) get one answer per interval between
 // them. After a failure the next listing waits for an
 // exponential backoff, or for the registry's Retry-After when that is longer; meanwhile callers get
-// the last good tags with the error.
+// the last good tags with the error. An answer nobody asks for any more is dropped (idleRetention).
 type Cache struct {
 	Lister     TagLister
 	Clock      clock.PassiveClock
@@ -25,6 +25,7 @@ type Cache struct {
 
 	mu      sync.Mutex
 	entries map[string]*entry
+	swept   time.Time // the last time entries nobody asks for were dropped
 }
 
 type entry struct {
@@ -38,7 +39,18 @@ type entry struct {
 	err        error
 	failures   int
 	retryAt    time.Time
+	// keepUntil is when the entry is dropped unless asked again (Unix nanoseconds): read by the
+	// sweep, which does not take mu.
+	keepUntil atomic.Int64
 }
+
+// idleRetention is how long an answer nobody asks for is kept, at least (two of its intervals when
+// that is longer, and a running backoff): a config deleted, or its credentials rotated (another
+// key), leaves its entry behind, with up to all the tags of a repository.
+const idleRetention = 24 * time.Hour
+
+// sweepEvery is the least time between two sweeps of the entries.
+const sweepEvery = time.Hour
 
 // MinRelist is the least time between two listings of one entry that a push asks for (Expire):
 // a flood of notifications does not become a flood of listings.
@@ -91,6 +103,7 @@ func (c *Cache) look(key, ref string, interval time.Duration, fetch func() ([]st
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := c.Clock.Now()
+	defer func() { e.keepUntil.Store(later(now.Add(max(2*interval, idleRetention)), e.retryAt).UnixNano()) }()
 	next := e.fetched.Add(interval)
 	if e.stale.Load() {
 		next = e.fetched.Add(MinRelist)
@@ -138,17 +151,34 @@ func repositoryOf(ref string) string {
 }
 
 func (c *Cache) entry(key, ref string) *entry {
+	now := c.Clock.Now()
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.entries == nil {
 		c.entries = map[string]*entry{}
 	}
+	if now.Sub(c.swept) >= sweepEvery {
+		c.swept = now
+		for k, e := range c.entries {
+			if now.UnixNano() > e.keepUntil.Load() {
+				delete(c.entries, k)
+			}
+		}
+	}
 	e, ok := c.entries[key]
 	if !ok {
 		e = &entry{repository: repositoryOf(ref)}
+		e.keepUntil.Store(now.Add(idleRetention).UnixNano()) // until its first look sets it
 		c.entries[key] = e
 	}
 	return e
+}
+
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // backoff doubles from MinBackoff up to MaxBackoff with each failure in a row; a longer

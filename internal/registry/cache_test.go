@@ -173,3 +173,22 @@ func TestCacheExpiresTheAnswersOfAPushedRepository(t *testing.T) {
 		t.Errorf("%d listings, want ghcr.io/acme/api not listed again", l.calls)
 	}
 }
+
+// An answer nobody asks for any more (its config deleted, or its credentials rotated: another key)
+// is dropped, with its tags, a day after its last look or two of its intervals, whichever is later.
+func TestCacheForgetsWhatNobodyAsksFor(t *testing.T) {
+	clk := clocktesting.NewFakePassiveClock(time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC))
+	c := &Cache{Lister: &fakeLister{tags: []string{"1.0.0"}}, Clock: clk}
+	ctx := context.Background()
+	c.Tags(ctx, "gone", "ghcr.io/acme/gone", time.Hour, authn.DefaultKeychain)
+	c.Tags(ctx, "slow", "ghcr.io/acme/slow", 48*time.Hour, authn.DefaultKeychain)
+	for range 26 { // web is asked every hour
+		clk.SetTime(clk.Now().Add(time.Hour))
+		c.Tags(ctx, "web", "ghcr.io/acme/web", time.Hour, authn.DefaultKeychain)
+	}
+	for key, kept := range map[string]bool{"gone": false, "slow": true, "web": true} {
+		if _, ok := c.entries[key]; ok != kept {
+			t.Errorf("entry %s kept: %v, want %v", key, ok, kept)
+		}
+	}
+}
