@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/fluxcd/pkg/apis/meta"
 	"github.com/google/go-cmp/cmp"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -26,18 +25,7 @@ func stableAt(h string) string { return "stable@" + digestOf(h) }
 // pinned by digest, and the failed list, requests and hand targets name them so.
 func TestFollowingATag(t *testing.T) {
 	a, b, c := stableAt("a"), stableAt("b"), stableAt("c")
-	cases := []struct {
-		name       string
-		config     *v1alpha1.RollingUpgradeConfig
-		workload   *Workload
-		candidates []Candidate
-		// expected
-		wantReason  string // of Ready
-		wantTarget  string // the target-image annotation
-		wantCurrent string
-		wantFailed  []string
-		wantMessage string // in Ready's message
-	}{
+	cases := []decisionCase{
 		{name: "a new digest of the tag starts, pinned by it", config: config(follows, current(a)), workload: deploymentAt(a, healthy),
 			candidates: av(b), wantReason: v1alpha1.ReasonProgressing, wantTarget: repo + ":" + b, wantCurrent: a},
 		{name: "the digest that runs is no update", config: config(follows, current(a)), workload: deploymentAt(a, healthy),
@@ -67,21 +55,7 @@ func TestFollowingATag(t *testing.T) {
 			config:     config(follows, current(a), annotated(v1alpha1.TargetImageAnnotation, repo+":"+c)),
 			wantReason: v1alpha1.ReasonProgressing, wantTarget: repo + ":" + c, wantCurrent: a},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			d := Decide(Input{Now: now, Config: tc.config, Workload: tc.workload, Candidates: tc.candidates})
-			r := condition(d, meta.ReadyCondition)
-			if r == nil || r.Reason != tc.wantReason || !strings.Contains(r.Message, tc.wantMessage) {
-				t.Errorf("Ready %+v, want reason %s with %q", r, tc.wantReason, tc.wantMessage)
-			}
-			if d.Annotations.TargetImage != tc.wantTarget {
-				t.Errorf("target %q, want %q", d.Annotations.TargetImage, tc.wantTarget)
-			}
-			if d.Status.CurrentVersion != tc.wantCurrent || strings.Join(d.Status.FailedVersions, ",") != strings.Join(tc.wantFailed, ",") {
-				t.Errorf("current %q, failed %v; want %q, %v", d.Status.CurrentVersion, d.Status.FailedVersions, tc.wantCurrent, tc.wantFailed)
-			}
-		})
-	}
+	runDecisionCases(t, cases)
 }
 
 // A digest that fails its check is rolled back and held while the tag names it; the next digest

@@ -21,18 +21,7 @@ func builds(c *v1alpha1.RollingUpgradeConfig) {
 // reading of tags, as it does semver versions.
 func TestTagPoliciesInTheEngine(t *testing.T) {
 	const b100, b200, b300 = "main-aaaaaaa-100", "main-bbbbbbb-200", "main-ccccccc-300"
-	cases := []struct {
-		name       string
-		config     *v1alpha1.RollingUpgradeConfig
-		workload   *Workload
-		candidates []Candidate
-		// expected
-		wantReason  string // of Ready
-		wantTarget  string // the target-image annotation
-		wantCurrent string
-		wantFailed  []string
-		wantMessage string // in Ready's message
-	}{
+	cases := []decisionCase{
 		{name: "a newer build starts", config: config(builds, current(b100)), workload: deploymentAt(b100, healthy),
 			candidates: av(b200, "feature-x-999", "latest"), wantReason: v1alpha1.ReasonProgressing, wantTarget: repo + ":" + b200, wantCurrent: b100},
 		{name: "a build the workload runs when first seen is its current version", config: config(builds), workload: deploymentAt(b100, healthy),
@@ -74,21 +63,7 @@ func TestTagPoliciesInTheEngine(t *testing.T) {
 			config:     config(builds, current(b100), func(c *v1alpha1.RollingUpgradeConfig) { c.Spec.VersionConstraint = ">=1.0.0" }),
 			wantReason: v1alpha1.EventInvalidSpec, wantCurrent: b100, wantMessage: "spec.versionConstraint: a version constraint applies to semver tags"},
 	}
-	for _, tc := range cases {
-		t.Run(tc.name, func(t *testing.T) {
-			d := Decide(Input{Now: now, Config: tc.config, Workload: tc.workload, Candidates: tc.candidates})
-			r := condition(d, meta.ReadyCondition)
-			if r == nil || r.Reason != tc.wantReason || !strings.Contains(r.Message, tc.wantMessage) {
-				t.Errorf("Ready %+v, want reason %s with %q", r, tc.wantReason, tc.wantMessage)
-			}
-			if d.Annotations.TargetImage != tc.wantTarget {
-				t.Errorf("target %q, want %q", d.Annotations.TargetImage, tc.wantTarget)
-			}
-			if d.Status.CurrentVersion != tc.wantCurrent || strings.Join(d.Status.FailedVersions, ",") != strings.Join(tc.wantFailed, ",") {
-				t.Errorf("current %q, failed %v; want %q, %v", d.Status.CurrentVersion, d.Status.FailedVersions, tc.wantCurrent, tc.wantFailed)
-			}
-		})
-	}
+	runDecisionCases(t, cases)
 }
 
 // A version forced down by hand, once healthy, puts the newer one it replaced on the failed list,
@@ -119,6 +94,41 @@ func TestAVersionForcedDownFailsTheNewerOne(t *testing.T) {
 			again := Decide(Input{Now: now.Add(time.Minute), Config: next(cfg, d), Workload: deploymentAt(tc.forced, healthy), Candidates: av(tc.newer)})
 			if again.Annotations.Step != StepIdle || again.Status.TargetVersion != "" {
 				t.Errorf("the next look rolls %s out again: step %q, target %q", tc.newer, again.Annotations.Step, again.Status.TargetVersion)
+			}
+		})
+	}
+}
+
+// decisionCase is one decision from a config, its workload and candidates, and what it must say.
+type decisionCase struct {
+	name       string
+	config     *v1alpha1.RollingUpgradeConfig
+	workload   *Workload
+	candidates []Candidate
+	// expected
+	wantReason  string // of Ready
+	wantTarget  string // the target-image annotation
+	wantCurrent string
+	wantFailed  []string
+	wantMessage string // in Ready's message
+}
+
+// runDecisionCases decides each case and checks its Ready condition, target, current version and
+// failed list.
+func runDecisionCases(t *testing.T, cases []decisionCase) {
+	t.Helper()
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			d := Decide(Input{Now: now, Config: tc.config, Workload: tc.workload, Candidates: tc.candidates})
+			r := condition(d, meta.ReadyCondition)
+			if r == nil || r.Reason != tc.wantReason || !strings.Contains(r.Message, tc.wantMessage) {
+				t.Errorf("Ready %+v, want reason %s with %q", r, tc.wantReason, tc.wantMessage)
+			}
+			if d.Annotations.TargetImage != tc.wantTarget {
+				t.Errorf("target %q, want %q", d.Annotations.TargetImage, tc.wantTarget)
+			}
+			if d.Status.CurrentVersion != tc.wantCurrent || strings.Join(d.Status.FailedVersions, ",") != strings.Join(tc.wantFailed, ",") {
+				t.Errorf("current %q, failed %v; want %q, %v", d.Status.CurrentVersion, d.Status.FailedVersions, tc.wantCurrent, tc.wantFailed)
 			}
 		})
 	}
