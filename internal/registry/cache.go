@@ -103,7 +103,13 @@ func (c *Cache) look(key, ref string, interval time.Duration, fetch func() ([]st
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := c.Clock.Now()
-	defer func() { e.keepUntil.Store(later(now.Add(max(2*interval, idleRetention)), e.retryAt).UnixNano()) }()
+	defer func() {
+		keep := now.Add(max(2*interval, idleRetention))
+		if e.retryAt.After(keep) { // a backoff runs past it
+			keep = e.retryAt
+		}
+		e.keepUntil.Store(keep.UnixNano())
+	}()
 	next := e.fetched.Add(interval)
 	if e.stale.Load() {
 		next = e.fetched.Add(MinRelist)
@@ -172,13 +178,6 @@ func (c *Cache) entry(key, ref string) *entry {
 		c.entries[key] = e
 	}
 	return e
-}
-
-func later(a, b time.Time) time.Time {
-	if b.After(a) {
-		return b
-	}
-	return a
 }
 
 // backoff doubles from MinBackoff up to MaxBackoff with each failure in a row; a longer
