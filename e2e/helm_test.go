@@ -169,6 +169,7 @@ func TestHelmChart(t *testing.T) {
 		"--set", "notifications.eventsAddr=http://notification-controller.flux-system.svc.cluster.local./",
 		"--set", "notifications.webhook.secretName=rollgate-webhook", "--set", "notifications.queueSize=50",
 		"--set", "receiver.secretName=rollgate-receivers", "--set", "registryCloudIdentity=true", "--set", `serviceAccountAnnotations.eks\.amazonaws\.com/role-arn=arn:aws:iam::123456789012:role/rollgate`,
+		"--set", `podLabels.azure\.workload\.identity/use=true`,
 		// Values that YAML would take for a boolean or a number, were they not quoted.
 		"--set", "goMemLimit=off", "--set", "extraArgs={on}")), 0o600); err != nil {
 		t.Fatal(err)
@@ -183,8 +184,9 @@ func TestHelmChart(t *testing.T) {
 	}
 	if rendered, _ := os.ReadFile(all); !strings.Contains(string(rendered), "- --registry-cloud-identity") ||
 		!strings.Contains(string(rendered), "- --receiver-addr=:9292") ||
-		!strings.Contains(string(rendered), "eks.amazonaws.com/role-arn: arn:aws:iam::123456789012:role/rollgate") {
-		t.Errorf("the cloud identity or the receiver is not rendered:\n%s", rendered)
+		!strings.Contains(string(rendered), "eks.amazonaws.com/role-arn: arn:aws:iam::123456789012:role/rollgate") ||
+		!strings.Contains(string(rendered), `azure.workload.identity/use: "true"`) {
+		t.Errorf("the cloud identity, its pod label or the receiver is not rendered:\n%s", rendered)
 	}
 
 }

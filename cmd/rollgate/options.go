@@ -126,8 +126,9 @@ func bindFlags(fs *flag.FlagSet, o *options) *rawFlags {
 			"loopback, link-local or a cloud metadata service, which are refused by default (e.g. 127.0.0.1 for a "+
 			"registry in a sidecar); a host name also lets a proxy resolve it.")
 	fs.BoolVar(&o.RegistryCloudIdentity, "registry-cloud-identity", false,
-		"Read Amazon ECR, Google Artifact Registry and Container Registry with the manager's own cloud identity (IAM roles "+
-			"for service accounts, EKS Pod Identity, GKE Workload Identity, or the node's), after a workload's pull secrets. "+
+		"Read Amazon ECR, Google Artifact Registry and Container Registry, and Azure Container Registry with the manager's "+
+			"own cloud identity (IAM roles for service accounts, EKS Pod Identity, GKE or AKS Workload Identity, or the node's), "+
+			"after a workload's pull secrets. "+
 			"Every config may then read what that identity may: grant it only the registries the workloads pull from.")
 	fs.StringVar(&o.ReceiverAddr, "receiver-addr", "",
 		"Address the endpoint of registry push notifications binds to, e.g. :9292 (POST /hook/<receiver>); default: off. "+

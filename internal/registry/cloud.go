@@ -7,10 +7,15 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"os"
 	"strings"
 	"sync"
 	"time"
 
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore"
+	"github.com/Azure/azure-sdk-for-go/sdk/azcore/policy"
+	"github.com/Azure/azure-sdk-for-go/sdk/azidentity"
+	"github.com/Azure/azure-sdk-for-go/sdk/containers/azcontainerregistry"
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awsconfig "github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/service/ecr"
@@ -30,7 +35,11 @@ import (
 //   - Google Artifact Registry (*.pkg.dev) and Container Registry (gcr.io), through
 //     go-containerregistry's Google authenticator: Application Default Credentials, so GKE
 //     Workload Identity or the node's service account, from the metadata server. These hold
-//     public images too: without a credential they are read anonymously.
+//     public images too: without a credential they are read anonymously;
+//   - Azure Container Registry (*.azurecr.io, .cn, .us), with an Entra ID token of AKS Workload
+//     Identity or of the node's managed identity, which the registry's /oauth2/exchange turns
+//     into a registry refresh token. A registry may allow anonymous pulls: without a
+//     credential it is read anonymously.
 //
 // Any other host (ECR Public among them) resolves to anonymous, so that the keychain can follow
 // pull secrets in an authn.MultiKeychain. Each exchange is bounded by Timeout, and its answer kept
@@ -43,9 +52,17 @@ type CloudIdentity struct {
 	FailureTTL time.Duration // how long a failure is; default 30s
 	Clock      clock.PassiveClock
 	Log        logr.Logger
+	// AzureTransport carries the Azure clients' requests (Entra ID, the managed identity
+	// endpoint, the registry's token exchange); default the SDK's. Tests point it at 127.0.0.1,
+	// as the other clouds' endpoints are pointed by their SDKs' environment.
+	AzureTransport policy.Transporter
 
 	mu    sync.Mutex
 	creds map[string]cloudCredential // by cloudOf's key
+
+	azureOnce sync.Once
+	azure     azcore.TokenCredential // made once, so that its tokens are reused until they expire
+	azureErr  error
 }
 
 type cloudCredential struct {
@@ -69,8 +86,8 @@ func (e *IdentityError) Error() string {
 }
 func (e *IdentityError) Unwrap() error { return e.Err }
 
-// cloudResolver asks one cloud for a credential of host.
-type cloudResolver func(ctx context.Context, host string) (authn.AuthConfig, error)
+// cloudResolver asks one cloud for a credential of host, with c's clients.
+type cloudResolver func(ctx context.Context, c *CloudIdentity, host string) (authn.AuthConfig, error)
 
 // cloud is the cloud of a registry host.
 type cloud struct {
@@ -89,6 +106,9 @@ func cloudOf(host string) (cloud, bool) {
 	}
 	if host == "gcr.io" || strings.HasSuffix(host, ".gcr.io") || strings.HasSuffix(host, ".pkg.dev") {
 		return cloud{name: "Google Cloud", resolve: resolveGoogle, key: "google", anonymousWithout: true}, true
+	}
+	if strings.HasSuffix(host, ".azurecr.io") || strings.HasSuffix(host, ".azurecr.cn") || strings.HasSuffix(host, ".azurecr.us") {
+		return cloud{name: "Azure", resolve: resolveAzure, key: host, anonymousWithout: true}, true
 	}
 	return cloud{}, false
 }
@@ -134,7 +154,7 @@ func (c *CloudIdentity) exchange(cl cloud, host string, now time.Time) cloudCred
 				got <- answer{err: fmt.Errorf("the cloud's library failed: %v", p)}
 			}
 		}()
-		a, err := cl.resolve(ctx, host)
+		a, err := cl.resolve(ctx, c, host)
 		got <- answer{a, err}
 	}()
 	var a answer
@@ -169,7 +189,7 @@ func (c *CloudIdentity) exchange(cl cloud, host string, now time.Time) cloudCred
 // resolveECR exchanges the AWS identity for an ECR token (GetAuthorizationToken), with the AWS
 // SDK itself: the credential helper's client panics on a bad AWS configuration, takes no context
 // and keeps a file cache, where the manager's root file system is read-only.
-func resolveECR(ctx context.Context, host string) (authn.AuthConfig, error) {
+func resolveECR(ctx context.Context, _ *CloudIdentity, host string) (authn.AuthConfig, error) {
 	reg, err := ecrapi.ExtractRegistry(host)
 	if err != nil {
 		return authn.AuthConfig{}, err
@@ -199,7 +219,7 @@ func resolveECR(ctx context.Context, host string) (authn.AuthConfig, error) {
 }
 
 // resolveGoogle takes an access token of Application Default Credentials.
-func resolveGoogle(ctx context.Context, _ string) (authn.AuthConfig, error) {
+func resolveGoogle(ctx context.Context, _ *CloudIdentity, _ string) (authn.AuthConfig, error) {
 	auth, err := google.NewEnvAuthenticator(ctx)
 	if err != nil {
 		return authn.AuthConfig{}, err
@@ -209,4 +229,61 @@ func resolveGoogle(ctx context.Context, _ string) (authn.AuthConfig, error) {
 		return authn.AuthConfig{}, err
 	}
 	return *cfg, nil
+}
+
+// acrScope is the Entra ID scope of Azure Container Registry, the same in every Azure cloud.
+const acrScope = "https://containerregistry.azure.net/.default"
+
+// acrTokenUser is the user a registry refresh token is sent with, as `az acr login` does.
+const acrTokenUser = "00000000-0000-0000-0000-000000000000"
+
+// resolveAzure exchanges an Entra ID token of the manager's identity for a refresh token of the
+// registry host (its POST /oauth2/exchange), which authenticates as the password of acrTokenUser.
+func resolveAzure(ctx context.Context, c *CloudIdentity, host string) (authn.AuthConfig, error) {
+	cred, err := c.azureCredential()
+	if err != nil {
+		return authn.AuthConfig{}, err
+	}
+	tok, err := cred.GetToken(ctx, policy.TokenRequestOptions{Scopes: []string{acrScope}})
+	if err != nil {
+		return authn.AuthConfig{}, err
+	}
+	client, err := azcontainerregistry.NewAuthenticationClient("https://"+host,
+		&azcontainerregistry.AuthenticationClientOptions{ClientOptions: azcore.ClientOptions{Transport: c.AzureTransport}})
+	if err != nil {
+		return authn.AuthConfig{}, err
+	}
+	out, err := client.ExchangeAADAccessTokenForACRRefreshToken(ctx, azcontainerregistry.PostContentSchemaGrantTypeAccessToken, host,
+		&azcontainerregistry.AuthenticationClientExchangeAADAccessTokenForACRRefreshTokenOptions{AccessToken: &tok.Token})
+	if err != nil {
+		return authn.AuthConfig{}, fmt.Errorf("the registry refused the identity's Entra ID token (has it the AcrPull role?): %w", err)
+	}
+	if out.RefreshToken == nil || *out.RefreshToken == "" {
+		return authn.AuthConfig{}, errors.New("the registry answered with no refresh token")
+	}
+	return authn.AuthConfig{Username: acrTokenUser, Password: *out.RefreshToken}, nil
+}
+
+// azureCredential is the manager's Azure identity: AKS Workload Identity when its webhook set
+// the pod's environment (AZURE_CLIENT_ID, AZURE_TENANT_ID, AZURE_FEDERATED_TOKEN_FILE), then the
+// managed identity of the node (the user-assigned one AZURE_CLIENT_ID names, if set). These are
+// DefaultAzureCredential's deployed credentials, without its developer tools, which would run
+// programs the manager's image does not have.
+func (c *CloudIdentity) azureCredential() (azcore.TokenCredential, error) {
+	c.azureOnce.Do(func() {
+		opts := azcore.ClientOptions{Transport: c.AzureTransport}
+		var chain []azcore.TokenCredential
+		if wi, err := azidentity.NewWorkloadIdentityCredential(&azidentity.WorkloadIdentityCredentialOptions{ClientOptions: opts}); err == nil {
+			chain = append(chain, wi)
+		}
+		mi := &azidentity.ManagedIdentityCredentialOptions{ClientOptions: opts}
+		if id := os.Getenv("AZURE_CLIENT_ID"); id != "" {
+			mi.ID = azidentity.ClientID(id)
+		}
+		if m, err := azidentity.NewManagedIdentityCredential(mi); err == nil {
+			chain = append(chain, m)
+		}
+		c.azure, c.azureErr = azidentity.NewChainedTokenCredential(chain, nil)
+	})
+	return c.azure, c.azureErr
 }

@@ -1,9 +1,11 @@
 package registry
 
 import (
+	"context"
 	"encoding/base64"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -13,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/testr"
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
 	clocktesting "k8s.io/utils/clock/testing"
@@ -20,13 +23,20 @@ import (
 
 // fakeCloud answers on 127.0.0.1 as the clouds' own APIs do, by their documented contracts:
 // AWS STS AssumeRoleWithWebIdentity (query protocol, XML), ECR GetAuthorizationToken (JSON 1.1,
-// SigV4-signed), and the Google metadata server's token of the default service account.
+// SigV4-signed), the Google metadata server's token of the default service account, and for
+// Azure: Entra ID's instance and tenant discovery and its token endpoint (a federated
+// credential), the instance metadata service's managed identity token, and a registry's
+// /oauth2/exchange of an Entra ID token for a refresh token.
 type fakeCloud struct {
 	mu       sync.Mutex
 	requests []string // "STS AssumeRoleWithWebIdentity token=…", "ECR signed-by=<key id>", "metadata token"
 	hang     bool     // answer nothing until the test ends
 	noGoogle bool     // the metadata server has no token: no service account
+	noAzure  bool     // the instance metadata service has no managed identity
 	done     chan struct{}
+	// azure carries the Azure clients' requests to the fake, whatever their host: Azure's
+	// endpoints are named by host (the registry's own), not by the environment.
+	azure *http.Client
 }
 
 func (f *fakeCloud) record(s string) {
@@ -47,6 +57,28 @@ func (f *fakeCloud) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch {
+	case r.Host == "login.microsoftonline.com":
+		f.entra(w, r)
+	case r.Host == "169.254.169.254" && r.URL.Path == "/metadata/identity/oauth2/token":
+		if r.Header.Get("Metadata") != "true" || f.noAzure {
+			http.Error(w, `{"error":"invalid_request","error_description":"Identity not found"}`, http.StatusBadRequest)
+			return
+		}
+		q := r.URL.Query()
+		f.record("IMDS token client_id=" + q.Get("client_id") + " resource=" + q.Get("resource"))
+		// A minute: MSAL keeps managed identity tokens in a cache of the process, and reuses none
+		// within five minutes of its expiry, so no test is handed another's token.
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprintf(w, `{"access_token":"entra-imds-token","expires_in":"60","expires_on":"%d","resource":%q,"token_type":"Bearer"}`,
+			time.Now().Add(time.Minute).Unix(), q.Get("resource"))
+	case strings.HasSuffix(r.Host, ".azurecr.io") && r.URL.Path == "/oauth2/exchange":
+		if err := r.ParseForm(); err != nil || r.PostForm.Get("grant_type") != "access_token" || r.PostForm.Get("service") != r.Host {
+			http.Error(w, `{"errors":[{"code":"UNAUTHORIZED"}]}`, http.StatusUnauthorized)
+			return
+		}
+		f.record("ACR exchange service=" + r.PostForm.Get("service") + " access_token=" + r.PostForm.Get("access_token"))
+		w.Header().Set("Content-Type", "application/json")
+		fmt.Fprint(w, `{"refresh_token":"acr-refresh-token"}`)
 	case r.Header.Get("X-Amz-Target") == "AmazonEC2ContainerRegistry_V20150921.GetAuthorizationToken":
 		// SigV4: Authorization: AWS4-HMAC-SHA256 Credential=<key id>/<date>/<region>/ecr/aws4_request, …
 		cred, _, _ := strings.Cut(strings.TrimPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 Credential="), "/")
@@ -86,12 +118,52 @@ func (f *fakeCloud) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
+// entra answers as Entra ID (login.microsoftonline.com) does a confidential client: instance
+// discovery, the tenant's OpenID configuration, and a token for a client assertion.
+func (f *fakeCloud) entra(w http.ResponseWriter, r *http.Request) {
+	const authority = "https://login.microsoftonline.com/"
+	w.Header().Set("Content-Type", "application/json")
+	tenant, rest, _ := strings.Cut(strings.TrimPrefix(r.URL.Path, "/"), "/")
+	switch {
+	case r.URL.Path == "/common/discovery/instance":
+		tenant = strings.TrimPrefix(r.URL.Query().Get("authorization_endpoint"), authority)
+		tenant, _, _ = strings.Cut(tenant, "/")
+		fmt.Fprintf(w, `{"tenant_discovery_endpoint":"%s%s/v2.0/.well-known/openid-configuration","api-version":"1.1",
+			"metadata":[{"preferred_network":"login.microsoftonline.com","preferred_cache":"login.windows.net","aliases":["login.microsoftonline.com"]}]}`, authority, tenant)
+	case rest == "v2.0/.well-known/openid-configuration":
+		fmt.Fprintf(w, `{"token_endpoint":"%[1]s%[2]s/oauth2/v2.0/token","authorization_endpoint":"%[1]s%[2]s/oauth2/v2.0/authorize","issuer":"%[1]s%[2]s/v2.0"}`, authority, tenant)
+	case rest == "oauth2/v2.0/token" && r.Method == http.MethodPost:
+		if err := r.ParseForm(); err != nil || r.PostForm.Get("grant_type") != "client_credentials" ||
+			r.PostForm.Get("client_assertion_type") != "urn:ietf:params:oauth:client-assertion-type:jwt-bearer" {
+			http.Error(w, `{"error":"invalid_request"}`, http.StatusBadRequest)
+			return
+		}
+		f.record("Entra token tenant=" + tenant + " client_id=" + r.PostForm.Get("client_id") +
+			" assertion=" + r.PostForm.Get("client_assertion") + " scope=" + r.PostForm.Get("scope"))
+		fmt.Fprint(w, `{"token_type":"Bearer","expires_in":3599,"ext_expires_in":3599,"access_token":"entra-workload-token"}`)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
 // startFakeCloud serves a fakeCloud and points the AWS SDK and Google's libraries at it, and at
 // nothing else of the machine: no AWS files, no instance metadata, no gcloud configuration.
 func startFakeCloud(t *testing.T) (*fakeCloud, string) {
 	f := &fakeCloud{done: make(chan struct{})}
-	srv := httptest.NewServer(f)
-	t.Cleanup(func() { close(f.done); srv.Close() })
+	srv, tlsSrv := httptest.NewServer(f), httptest.NewTLSServer(f)
+	t.Cleanup(func() { close(f.done); srv.Close(); tlsSrv.Close() })
+	// Every Azure host is this fake: https on the TLS server (whose certificate names
+	// example.com), http (the instance metadata service) on the other.
+	azure := tlsSrv.Client().Transport.(*http.Transport).Clone()
+	azure.TLSClientConfig.ServerName = "example.com"
+	azure.DialContext = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		to := srv.Listener.Addr().String()
+		if strings.HasSuffix(addr, ":443") {
+			to = tlsSrv.Listener.Addr().String()
+		}
+		return (&net.Dialer{}).DialContext(ctx, network, to)
+	}
+	f.azure = &http.Client{Transport: azure}
 	home := t.TempDir()
 	for k, v := range map[string]string{
 		"HOME": home, "AWS_CONFIG_FILE": filepath.Join(home, "none"), "AWS_SHARED_CREDENTIALS_FILE": filepath.Join(home, "none"),
@@ -100,6 +172,8 @@ func startFakeCloud(t *testing.T) (*fakeCloud, string) {
 		"AWS_ROLE_ARN": "", "AWS_WEB_IDENTITY_TOKEN_FILE": "", "AWS_CONTAINER_CREDENTIALS_FULL_URI": "",
 		"GCE_METADATA_HOST": strings.TrimPrefix(srv.URL, "http://"), "GOOGLE_APPLICATION_CREDENTIALS": "",
 		"CLOUDSDK_CONFIG": filepath.Join(home, "gcloud"),
+		"AZURE_CLIENT_ID": "", "AZURE_TENANT_ID": "", "AZURE_FEDERATED_TOKEN_FILE": "", "AZURE_AUTHORITY_HOST": "",
+		"IDENTITY_ENDPOINT": "", "IDENTITY_HEADER": "", "IMDS_ENDPOINT": "", "MSI_ENDPOINT": "", "MSI_SECRET": "",
 	} {
 		t.Setenv(k, v)
 	}
@@ -155,6 +229,31 @@ func TestCloudIdentityByRegistryHost(t *testing.T) {
 		{name: "Container Registry likewise", host: "gcr.io", env: func(*testing.T, string) {},
 			want: authn.AuthConfig{Username: "_token", Password: "ya29.metadata-token"}, asked: []string{"metadata token"}},
 		{name: "another registry is anonymous", host: "ghcr.io", env: func(*testing.T, string) {}, want: authn.AuthConfig{}},
+		{name: "ACR with AKS Workload Identity: the projected token for an Entra ID token, exchanged by the registry", host: "acme.azurecr.io",
+			env: func(t *testing.T, home string) {
+				token := filepath.Join(home, "azure-token")
+				if err := os.WriteFile(token, []byte("projected-azure-token"), 0o600); err != nil {
+					t.Fatal(err)
+				}
+				t.Setenv("AZURE_CLIENT_ID", "0c8e1ad0-7c55-4b5e-9d7e-000000000001")
+				t.Setenv("AZURE_TENANT_ID", "72f988bf-86f1-41af-91ab-000000000002")
+				t.Setenv("AZURE_FEDERATED_TOKEN_FILE", token)
+				t.Setenv("AZURE_AUTHORITY_HOST", "https://login.microsoftonline.com/")
+			},
+			want: authn.AuthConfig{Username: "00000000-0000-0000-0000-000000000000", Password: "acr-refresh-token"},
+			asked: []string{"Entra token tenant=72f988bf-86f1-41af-91ab-000000000002 client_id=0c8e1ad0-7c55-4b5e-9d7e-000000000001 " +
+				"assertion=projected-azure-token scope=https://containerregistry.azure.net/.default openid offline_access profile",
+				"ACR exchange service=acme.azurecr.io access_token=entra-workload-token"}},
+		{name: "ACR with the node's managed identity, from the instance metadata service", host: "acme.azurecr.io",
+			env:  func(*testing.T, string) {},
+			want: authn.AuthConfig{Username: "00000000-0000-0000-0000-000000000000", Password: "acr-refresh-token"},
+			asked: []string{"IMDS token client_id= resource=https://containerregistry.azure.net",
+				"ACR exchange service=acme.azurecr.io access_token=entra-imds-token"}},
+		{name: "ACR with a user-assigned managed identity (AKS's kubelet identity)", host: "acme.azurecr.io",
+			env:  func(t *testing.T, _ string) { t.Setenv("AZURE_CLIENT_ID", "5e1a7c2b-0000-4000-8000-000000000003") },
+			want: authn.AuthConfig{Username: "00000000-0000-0000-0000-000000000000", Password: "acr-refresh-token"},
+			asked: []string{"IMDS token client_id=5e1a7c2b-0000-4000-8000-000000000003 resource=https://containerregistry.azure.net",
+				"ACR exchange service=acme.azurecr.io access_token=entra-imds-token"}},
 		{name: "ECR Public is anonymous: its images are public", host: "public.ecr.aws", want: authn.AuthConfig{},
 			env: func(t *testing.T, _ string) {
 				t.Setenv("AWS_ACCESS_KEY_ID", "AKIASTATIC")
@@ -165,7 +264,7 @@ func TestCloudIdentityByRegistryHost(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cloud, home := startFakeCloud(t)
 			tc.env(t, home)
-			c := &CloudIdentity{Clock: clocktesting.NewFakePassiveClock(time.Now())}
+			c := &CloudIdentity{Clock: clocktesting.NewFakePassiveClock(time.Now()), AzureTransport: cloud.azure}
 			got, err := resolveHost(t, c, tc.host)
 			if err != nil {
 				t.Fatal(err)
@@ -258,5 +357,31 @@ func TestGoogleRegistriesWithoutAndWithAnIdentity(t *testing.T) {
 	}
 	if n := len(cloud.seen()); n != 1 {
 		t.Errorf("%d token requests for three Google hosts, want 1", n)
+	}
+}
+
+// An Azure registry may allow anonymous pulls: without an identity it is read anonymously. With
+// one, each registry has its own refresh token.
+func TestAzureRegistriesWithoutAndWithAnIdentity(t *testing.T) {
+	cloud, _ := startFakeCloud(t)
+	cloud.noAzure = true
+	clk := clocktesting.NewFakePassiveClock(time.Now())
+	c := &CloudIdentity{Clock: clk, AzureTransport: cloud.azure, Log: testr.New(t)}
+	if got, err := resolveHost(t, c, "acme.azurecr.io"); err != nil || *got != (authn.AuthConfig{}) {
+		t.Errorf("without a managed identity: %+v %v, want anonymous", got, err)
+	}
+	cloud.noAzure = false
+	clk.SetTime(clk.Now().Add(5 * time.Minute))
+	for _, host := range []string{"acme.azurecr.io", "tools.azurecr.io"} {
+		if got, err := resolveHost(t, c, host); err != nil || got.Password != "acr-refresh-token" {
+			t.Errorf("%s: %+v %v", host, got, err)
+		}
+	}
+	want := []string{"IMDS token client_id= resource=https://containerregistry.azure.net",
+		"ACR exchange service=acme.azurecr.io access_token=entra-imds-token",
+		"IMDS token client_id= resource=https://containerregistry.azure.net",
+		"ACR exchange service=tools.azurecr.io access_token=entra-imds-token"}
+	if got := cloud.seen(); strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("the clouds were asked:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
 	}
 }
