@@ -318,10 +318,11 @@ test-unit: ## Unit tests (plain go test).
 # the package's testdata/fuzz and fails the run (turn it into a table case).
 FUZZTIME ?= 3s
 FUZZ_TARGETS := FuzzWindow:./internal/window FuzzReferences:./internal/image FuzzParseVersionList:./internal/controller/engine \
-	FuzzAnnotations:./internal/rollout FuzzParse:./internal/renovate FuzzMessageTemplate:./internal/writeback
+	FuzzAnnotations:./internal/rollout FuzzParse:./internal/renovate FuzzMessageTemplate:./internal/writeback \
+	FuzzKeyless:./internal/signature
 
 .PHONY: test-fuzz
-test-fuzz: ## Fuzz every parser (window, image references, version lists, annotations, Renovate report, commit-message templates) for FUZZTIME each.
+test-fuzz: ## Fuzz every parser (window, image references, version lists, annotations, Renovate report, commit-message templates, keyless signatures) for FUZZTIME each.
 	for t in $(FUZZ_TARGETS); do \
 		go test -run '^$$' -fuzz "^$${t%%:*}$$" -fuzztime $(FUZZTIME) "$${t#*:}" || exit 1; \
 	done

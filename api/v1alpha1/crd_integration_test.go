@@ -322,6 +322,26 @@ func TestIntegrationInvalidSpecsAreRejected(t *testing.T) {
 			set(u, map[string]any{"cosign": map[string]any{"publicKeySecretRef": map[string]any{"name": "cosign"}}}, "spec", "verify")
 			set(u, map[string]any{"name": "fleet", "path": "apps/web.yaml", "mode": "GitFirst"}, "spec", "gitWriteBack")
 		}, "verify renders what it verified by digest, and a GitFirst write-back commits tags: use ClusterFirst"},
+		{"a signature check of neither a key nor an identity", func(u *unstructured.Unstructured) {
+			set(u, map[string]any{"cosign": map[string]any{}}, "spec", "verify")
+		}, "set one of publicKeySecretRef and keyless"},
+		{"a signature check of a key and an identity", func(u *unstructured.Unstructured) {
+			set(u, map[string]any{"cosign": map[string]any{"publicKeySecretRef": map[string]any{"name": "cosign"},
+				"keyless": map[string]any{"issuer": "https://token.actions.githubusercontent.com", "subject": "release@acme.example",
+					"trustedRootRef": map[string]any{"name": "sigstore"}}}}, "spec", "verify")
+		}, "set one of publicKeySecretRef and keyless"},
+		{"a keyless identity of no subject", func(u *unstructured.Unstructured) {
+			set(u, map[string]any{"cosign": map[string]any{"keyless": map[string]any{"issuer": "https://token.actions.githubusercontent.com",
+				"trustedRootRef": map[string]any{"name": "sigstore"}}}}, "spec", "verify")
+		}, "set one of subject and subjectRegExp"},
+		{"a keyless identity of a subject and an expression", func(u *unstructured.Unstructured) {
+			set(u, map[string]any{"cosign": map[string]any{"keyless": map[string]any{"issuer": "https://token.actions.githubusercontent.com",
+				"subject": "release@acme.example", "subjectRegExp": "^release@", "trustedRootRef": map[string]any{"name": "sigstore"}}}}, "spec", "verify")
+		}, "set one of subject and subjectRegExp"},
+		{"a keyless identity without a trusted root", func(u *unstructured.Unstructured) {
+			set(u, map[string]any{"cosign": map[string]any{"keyless": map[string]any{"issuer": "https://token.actions.githubusercontent.com",
+				"subject": "release@acme.example"}}}, "spec", "verify")
+		}, "spec.verify.cosign.keyless.trustedRootRef: Required value"},
 		{"a followed tag that is no tag", func(u *unstructured.Unstructured) {
 			set(u, "stable@sha256:0", "spec", "followTag")
 			unstructured.RemoveNestedField(u.Object, "spec", "versionConstraint")

@@ -383,7 +383,8 @@ type RollingUpgradeConfigSpec struct {
 	PinDigest bool `json:"pinDigest,omitempty"`
 
 	// Verify checks each version's image before it rolls out: with cosign, a signature by the
-	// team's key (implies pinDigest, so that the workload runs the bits that were verified). An
+	// team's key or, keyless, by its identity (implies pinDigest, so that the workload runs the
+	// bits that were verified). An
 	// image without such a signature waits Pending (Ready reason Unsigned, one Warning event), is
 	// never rendered, and is checked again each minute. Not with a GitFirst write-back.
 	// +optional

@@ -13,10 +13,13 @@ import (
 )
 
 // CosignSignature is one signature of an image as cosign stores it: a layer of the image's
-// signature manifest, whose blob is the signed payload and whose annotation is the signature.
+// signature manifest, whose blob is the signed payload and whose annotations are the signature
+// and, for a keyless one, the signer's certificate and the transparency log's entry.
 type CosignSignature struct {
-	Payload   []byte
-	Signature string // base64
+	Payload     []byte
+	Signature   string // base64
+	Certificate string // PEM
+	Bundle      string // cosign's JSON of the Rekor entry and its signed entry timestamp
 }
 
 // SignatureReader reads the cosign signatures of an image.
@@ -30,8 +33,13 @@ const (
 	MaxSignaturePayload = 64 << 10
 )
 
-// cosignSignatureAnnotation holds a layer's signature.
-const cosignSignatureAnnotation = "dev.cosignproject.cosign/signature"
+// The annotations of a signature layer: the signature, and for a keyless one its certificate and
+// transparency log entry.
+const (
+	cosignSignatureAnnotation   = "dev.cosignproject.cosign/signature"
+	cosignCertificateAnnotation = "dev.sigstore.cosign/certificate"
+	cosignBundleAnnotation      = "dev.sigstore.cosign/bundle"
+)
 
 // CosignSignatures reads the signatures cosign pushed for image, which must name its digest
 // (repo[:tag]@sha256:…): the manifest of the tag sha256-<hex>.sig in its repository. An image with
@@ -87,7 +95,8 @@ func (r Remote) CosignSignatures(ctx context.Context, image string, keychain aut
 		if len(payload) > MaxSignaturePayload {
 			return nil, &Error{Reason: "served a signature larger than its manifest says", Err: errors.New("payload too large")}
 		}
-		out = append(out, CosignSignature{Payload: payload, Signature: sig})
+		out = append(out, CosignSignature{Payload: payload, Signature: sig,
+			Certificate: desc.Annotations[cosignCertificateAnnotation], Bundle: desc.Annotations[cosignBundleAnnotation]})
 	}
 	return out, nil
 }

@@ -21,8 +21,8 @@ import (
 )
 
 // The signatures of an image are read where cosign writes them: the layers of the tag
-// sha256-<hex>.sig, each a payload with its signature in an annotation. An image without that tag
-// has none.
+// sha256-<hex>.sig, each a payload with its signature in an annotation, and a keyless one's
+// certificate and log entry in two more. An image without that tag has none.
 func TestCosignSignaturesAreReadWhereCosignWritesThem(t *testing.T) {
 	host, _ := testRegistry(t)
 	digest := registrytest.Push(t, host, "demo/app", "1.0.0")
@@ -34,6 +34,10 @@ func TestCosignSignaturesAreReadWhereCosignWritesThem(t *testing.T) {
 		ann := map[string]string{}
 		if sig != "" {
 			ann["dev.cosignproject.cosign/signature"] = sig
+		}
+		if i == 1 {
+			ann["dev.sigstore.cosign/certificate"] = "-----BEGIN CERTIFICATE-----"
+			ann["dev.sigstore.cosign/bundle"] = `{"SignedEntryTimestamp":"c2V0"}`
 		}
 		if sigs, err = mutate.Append(sigs, mutate.Addendum{Layer: layer, Annotations: ann}); err != nil {
 			t.Fatal(err)
@@ -51,7 +55,8 @@ func TestCosignSignaturesAreReadWhereCosignWritesThem(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(got) != 2 || got[0].Signature != "c2lnLTE=" || string(got[1].Payload) != `{"critical":{"n":1}}` {
+	if len(got) != 2 || got[0].Signature != "c2lnLTE=" || got[0].Certificate != "" || string(got[1].Payload) != `{"critical":{"n":1}}` ||
+		got[1].Certificate != "-----BEGIN CERTIFICATE-----" || got[1].Bundle != `{"SignedEntryTimestamp":"c2V0"}` {
 		t.Errorf("signatures %+v", got)
 	}
 	if got, err := r.CosignSignatures(context.Background(), host+"/demo/app@"+unsigned, authn.DefaultKeychain); err != nil || got != nil {

@@ -3,6 +3,7 @@ package rollout
 import (
 	"cmp"
 	"fmt"
+	"regexp"
 	"time"
 
 	"github.com/rollgate/rollgate/api/v1alpha1"
@@ -73,6 +74,16 @@ func signed(d *Decision, c *chosen) bool {
 		d.rest()
 		d.stalled(v1alpha1.EventInvalidSpec, "spec.verify names no check: set spec.verify.cosign")
 		return false
+	case v.Cosign.Keyless == nil && v.Cosign.PublicKeySecretRef == nil: // likewise
+		d.rest()
+		d.stalled(v1alpha1.EventInvalidSpec, "spec.verify.cosign names no signer: set publicKeySecretRef or keyless")
+		return false
+	case v.Cosign.Keyless != nil && v.Cosign.Keyless.SubjectRegExp != "":
+		if _, err := regexp.Compile(v.Cosign.Keyless.SubjectRegExp); err != nil {
+			d.rest()
+			d.stalled(v1alpha1.EventInvalidSpec, "spec.verify.cosign.keyless.subjectRegExp: %v", err)
+			return false
+		}
 	}
 	a := c.in.Signature
 	if a == nil || a.Image != c.image {
@@ -84,15 +95,27 @@ func signed(d *Decision, c *chosen) bool {
 	}
 	st := &d.Status
 	st.Phase, st.TargetVersion, st.NextWindow = v1alpha1.PhasePending, c.tag, nil
-	key := v.Cosign.PublicKeySecretRef
 	if a.Problem != "" {
 		d.waiting(v1alpha1.EventRegistryUnavailable, "checking the signatures of %s (spec.verify): %s; %s waits", c.image, a.Problem, c.tag)
 	} else {
-		msg := Bounded(fmt.Sprintf("%s is not signed by the key in Secret %s (%s): %s; %s is never rendered unsigned, and is checked again every %s",
-			c.image, key.Name, cmp.Or(key.Key, v1alpha1.DefaultPublicKeyKey), a.Unsigned, c.tag, ImageRecheck))
+		msg := Bounded(fmt.Sprintf("%s is not signed by %s: %s; %s is never rendered unsigned, and is checked again every %s",
+			c.image, signer(v.Cosign), a.Unsigned, c.tag, ImageRecheck))
 		d.waiting(v1alpha1.ReasonUnsigned, "%s", msg)
 		d.holdBy(v1alpha1.GateImage, v1alpha1.ReasonUnsigned, msg, time.Time{}, nil)
 	}
 	d.RequeueAfter = ImageRecheck
 	return false
+}
+
+// signer names who spec.verify.cosign accepts a signature by.
+func signer(c *v1alpha1.CosignVerify) string {
+	switch k := c.Keyless; {
+	case k != nil && k.SubjectRegExp != "":
+		return fmt.Sprintf("a subject matching %s of %s (spec.verify.cosign.keyless)", k.SubjectRegExp, k.Issuer)
+	case k != nil:
+		return fmt.Sprintf("%s of %s (spec.verify.cosign.keyless)", k.Subject, k.Issuer)
+	case c.PublicKeySecretRef != nil:
+		return fmt.Sprintf("the key in Secret %s (%s)", c.PublicKeySecretRef.Name, cmp.Or(c.PublicKeySecretRef.Key, v1alpha1.DefaultPublicKeyKey))
+	}
+	return "nobody"
 }

@@ -52,7 +52,7 @@ func gate(d *Decision, in Input, w *Workload, calendar *window.Calendar, ch choi
 		why += "; pinned to the digest the registry resolved"
 	}
 	if v := in.Config.Spec.Verify; v != nil && v.Cosign != nil {
-		why += ", signed by the key in Secret " + v.Cosign.PublicKeySecretRef.Name
+		why += ", signed by " + signer(v.Cosign)
 	}
 	start(d, in, c.image, why)
 }

@@ -1,7 +1,7 @@
-// Package signature verifies the cosign signatures of an image against a public key: the
-// simple-signing payloads `cosign sign --key` pushes beside an image (its tag sha256-<hex>.sig),
-// each naming the digest it signs. It reads nothing itself: the registry client brings the
-// signatures, the engine the key.
+// Package signature verifies the cosign signatures of an image, against a public key or, keyless,
+// against an identity and a Sigstore trusted root: the simple-signing payloads `cosign sign`
+// pushes beside an image (its tag sha256-<hex>.sig), each naming the digest it signs. It reads
+// nothing itself: the registry client brings the signatures, the engine the key or the root.
 package signature
 
 import (
@@ -19,10 +19,13 @@ import (
 )
 
 // Signed is one signature an image carries: its simple-signing payload and the base64 signature
-// of it (the layer's dev.cosignproject.cosign/signature annotation).
+// of it (the layer's dev.cosignproject.cosign/signature annotation), and for a keyless one the
+// signer's certificate (PEM) and cosign's record of its transparency log entry (JSON).
 type Signed struct {
-	Payload   []byte
-	Signature string
+	Payload     []byte
+	Signature   string
+	Certificate string
+	Bundle      string
 }
 
 // Errors of Verify: the image carries no signature, or none by the key of that digest.
@@ -84,10 +87,15 @@ func Verify(publicKeyPEM []byte, digest string, sigs []Signed) error {
 			continue
 		}
 		// The signature is the key's: what it signs must be this image.
-		var p payload
-		if json.Unmarshal(s.Payload, &p) == nil && p.Critical.Type == payloadType && p.Critical.Image.Digest == digest {
+		if namesDigest(s.Payload, digest) {
 			return nil
 		}
 	}
 	return ErrNotByTheKey
+}
+
+// namesDigest: a simple-signing payload that signs the image of digest.
+func namesDigest(signed []byte, digest string) bool {
+	var p payload
+	return json.Unmarshal(signed, &p) == nil && p.Critical.Type == payloadType && p.Critical.Image.Digest == digest
 }

@@ -67,16 +67,16 @@ func TestVerify(t *testing.T) {
 		sigs []Signed
 		want error // nil: verified
 	}{
-		{"signed by the key", pub, []Signed{{p, sign(p)}}, nil},
-		{"one of several signatures is by the key", pub, []Signed{{p, signOther(p)}, {p, sign(p)}}, nil},
+		{"signed by the key", pub, []Signed{{Payload: p, Signature: sign(p)}}, nil},
+		{"one of several signatures is by the key", pub, []Signed{{Payload: p, Signature: signOther(p)}, {Payload: p, Signature: sign(p)}}, nil},
 		{"no signature", pub, nil, ErrNoSignature},
-		{"signed by another key", pub, []Signed{{p, signOther(p)}}, ErrNotByTheKey},
-		{"the key's signature of another image", pub, []Signed{{simpleSigning(other), sign(simpleSigning(other))}}, ErrNotByTheKey},
-		{"a payload changed after signing", pub, []Signed{{simpleSigning(digest + "0"), sign(p)}}, ErrNotByTheKey},
-		{"a signature that is not base64", pub, []Signed{{p, "!!"}}, ErrNotByTheKey},
-		{"a payload of another type", pub, []Signed{{[]byte(strings.Replace(string(p), "cosign container image signature", "x", 1)),
-			sign([]byte(strings.Replace(string(p), "cosign container image signature", "x", 1)))}}, ErrNotByTheKey},
-		{"the other key verifies its own", otherPub, []Signed{{p, signOther(p)}}, nil},
+		{"signed by another key", pub, []Signed{{Payload: p, Signature: signOther(p)}}, ErrNotByTheKey},
+		{"the key's signature of another image", pub, []Signed{{Payload: simpleSigning(other), Signature: sign(simpleSigning(other))}}, ErrNotByTheKey},
+		{"a payload changed after signing", pub, []Signed{{Payload: simpleSigning(digest + "0"), Signature: sign(p)}}, ErrNotByTheKey},
+		{"a signature that is not base64", pub, []Signed{{Payload: p, Signature: "!!"}}, ErrNotByTheKey},
+		{"a payload of another type", pub, []Signed{{Payload: []byte(strings.Replace(string(p), "cosign container image signature", "x", 1)),
+			Signature: sign([]byte(strings.Replace(string(p), "cosign container image signature", "x", 1)))}}, ErrNotByTheKey},
+		{"the other key verifies its own", otherPub, []Signed{{Payload: p, Signature: signOther(p)}}, nil},
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
@@ -85,7 +85,7 @@ func TestVerify(t *testing.T) {
 			}
 		})
 	}
-	if err := Verify(pub, "", []Signed{{simpleSigning(""), sign(simpleSigning(""))}}); err == nil {
+	if err := Verify(pub, "", []Signed{{Payload: simpleSigning(""), Signature: sign(simpleSigning(""))}}); err == nil {
 		t.Error("a payload without a digest verified an image without one")
 	}
 	if err := Verify([]byte("not a key"), digest, nil); err == nil || !strings.Contains(err.Error(), "the public key") {
@@ -130,7 +130,7 @@ func TestEveryKindOfKey(t *testing.T) {
 				t.Fatal(err)
 			}
 			pub, sign := pairOf(t, s.pub, signer)
-			if err := Verify(pub, digest, []Signed{{p, sign(p)}}); err != nil {
+			if err := Verify(pub, digest, []Signed{{Payload: p, Signature: sign(p)}}); err != nil {
 				t.Errorf("Verify = %v", err)
 			}
 		})

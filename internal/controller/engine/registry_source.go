@@ -186,23 +186,13 @@ func (s registrySource) keychain(ctx context.Context, namespace string, pod *cor
 	return authn.NewMultiKeychain(chain...), names, nil // an empty chain is anonymous
 }
 
-// signature checks the cosign signatures of img (repo:tag@digest) against the public key of
-// spec.verify, read from its Secret (uncached: the manager watches no Secrets), with the workload's
-// pull credentials.
+// signature checks the cosign signatures of img (repo:tag@digest) against the public key or the
+// keyless identity of spec.verify, with the workload's pull credentials.
 func (s registrySource) signature(ctx context.Context, ruc *v1alpha1.RollingUpgradeConfig, pod *corev1.PodSpec, img string) *rollout.SignatureAnswer {
 	a := &rollout.SignatureAnswer{Image: img}
-	ref := ruc.Spec.Verify.Cosign.PublicKeySecretRef
-	key := cmp.Or(ref.Key, v1alpha1.DefaultPublicKeyKey)
-	var sec corev1.Secret
-	switch err := s.reader.Get(ctx, client.ObjectKey{Namespace: ruc.Namespace, Name: ref.Name}, &sec); {
-	case apierrors.IsNotFound(err):
-		a.Problem = fmt.Sprintf("Secret %s not found", ref.Name)
-		return a
-	case err != nil:
-		a.Problem = "reading Secret " + ref.Name + ": " + err.Error()
-		return a
-	case len(sec.Data[key]) == 0:
-		a.Problem = fmt.Sprintf("Secret %s has no key %s", ref.Name, key)
+	check, source, problem := s.signatureCheck(ctx, ruc.Namespace, ruc.Spec.Verify.Cosign)
+	if problem != "" {
+		a.Problem = problem
 		return a
 	}
 	reader, keychain, problem := clientFor[registry.SignatureReader](ctx, s, ruc, pod)
@@ -218,15 +208,68 @@ func (s registrySource) signature(ctx context.Context, ruc *v1alpha1.RollingUpgr
 	}
 	signed := make([]signature.Signed, 0, len(sigs))
 	for _, sg := range sigs {
-		signed = append(signed, signature.Signed{Payload: sg.Payload, Signature: sg.Signature})
+		signed = append(signed, signature.Signed(sg))
 	}
-	switch err := signature.Verify(sec.Data[key], image.Digest(img), signed); {
+	switch err := check(image.Digest(img), signed); {
 	case err == nil:
 		a.Signed = true
-	case errors.Is(err, signature.ErrNoSignature), errors.Is(err, signature.ErrNotByTheKey):
+	case errors.Is(err, signature.ErrNoSignature), errors.Is(err, signature.ErrNotByTheKey), errors.Is(err, signature.ErrNotByTheIdentity):
 		a.Unsigned = err.Error()
 	default:
-		a.Problem = fmt.Sprintf("Secret %s key %s: %v", ref.Name, key, err)
+		a.Problem = source + ": " + err.Error()
 	}
 	return a
+}
+
+// signatureCheck is the check of spec.verify.cosign: with the public key of its Secret, or keyless
+// with the trusted root of its ConfigMap, each read uncached (the manager watches neither).
+// source names what the check was made with; problem says why it cannot be read.
+func (s registrySource) signatureCheck(ctx context.Context, ns string, cosign *v1alpha1.CosignVerify) (check func(digest string, sigs []signature.Signed) error, source, problem string) {
+	if k := cosign.Keyless; k != nil {
+		ref := k.TrustedRootRef
+		key := cmp.Or(ref.Key, v1alpha1.DefaultTrustedRootKey)
+		var cm corev1.ConfigMap
+		if problem := s.read(ctx, ns, "ConfigMap", ref.Name, &cm); problem != "" {
+			return nil, "", problem
+		}
+		root := []byte(cm.Data[key])
+		if len(root) == 0 {
+			root = cm.BinaryData[key]
+		}
+		if len(root) == 0 {
+			return nil, "", fmt.Sprintf("ConfigMap %s has no key %s", ref.Name, key)
+		}
+		id := signature.Identity{Issuer: k.Issuer, Subject: k.Subject, SubjectRegExp: k.SubjectRegExp}
+		keyless := func(digest string, sigs []signature.Signed) error {
+			return signature.VerifyKeyless(root, id, digest, sigs)
+		}
+		return keyless, fmt.Sprintf("ConfigMap %s key %s", ref.Name, key), ""
+	}
+	ref := cosign.PublicKeySecretRef
+	if ref == nil { // the API server requires one of the two, and the decision stalls without
+		return nil, "", "spec.verify.cosign names no signer"
+	}
+	key := cmp.Or(ref.Key, v1alpha1.DefaultPublicKeyKey)
+	var sec corev1.Secret
+	if problem := s.read(ctx, ns, "Secret", ref.Name, &sec); problem != "" {
+		return nil, "", problem
+	}
+	if len(sec.Data[key]) == 0 {
+		return nil, "", fmt.Sprintf("Secret %s has no key %s", ref.Name, key)
+	}
+	byKey := func(digest string, sigs []signature.Signed) error {
+		return signature.Verify(sec.Data[key], digest, sigs)
+	}
+	return byKey, fmt.Sprintf("Secret %s key %s", ref.Name, key), ""
+}
+
+// read gets the object kind/name of namespace ns uncached; problem says why it cannot.
+func (s registrySource) read(ctx context.Context, ns, kind, name string, obj client.Object) (problem string) {
+	switch err := s.reader.Get(ctx, client.ObjectKey{Namespace: ns, Name: name}, obj); {
+	case apierrors.IsNotFound(err):
+		return fmt.Sprintf("%s %s not found", kind, name)
+	case err != nil:
+		return "reading " + kind + " " + name + ": " + err.Error()
+	}
+	return ""
 }
