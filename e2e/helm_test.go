@@ -169,7 +169,7 @@ func TestHelmChart(t *testing.T) {
 		"--set", "notifications.eventsAddr=http://notification-controller.flux-system.svc.cluster.local./",
 		"--set", "notifications.webhook.secretName=rollgate-webhook", "--set", "notifications.queueSize=50",
 		"--set", "receiver.secretName=rollgate-receivers", "--set", "registryCloudIdentity=true", "--set", `serviceAccountAnnotations.eks\.amazonaws\.com/role-arn=arn:aws:iam::123456789012:role/rollgate`,
-		"--set", `podLabels.azure\.workload\.identity/use=true`,
+		"--set", `podLabels.azure\.workload\.identity/use=true`, "--set", "extraEnv[0].name=AZURE_CLIENT_ID", "--set", "extraEnv[0].value=5e1a7c2b",
 		// Values that YAML would take for a boolean or a number, were they not quoted.
 		"--set", "goMemLimit=off", "--set", "extraArgs={on}")), 0o600); err != nil {
 		t.Fatal(err)
@@ -185,7 +185,7 @@ func TestHelmChart(t *testing.T) {
 	if rendered, _ := os.ReadFile(all); !strings.Contains(string(rendered), "- --registry-cloud-identity") ||
 		!strings.Contains(string(rendered), "- --receiver-addr=:9292") ||
 		!strings.Contains(string(rendered), "eks.amazonaws.com/role-arn: arn:aws:iam::123456789012:role/rollgate") ||
-		!strings.Contains(string(rendered), `azure.workload.identity/use: "true"`) {
+		!strings.Contains(string(rendered), `azure.workload.identity/use: "true"`) || !strings.Contains(string(rendered), "- name: AZURE_CLIENT_ID\n          value: 5e1a7c2b") {
 		t.Errorf("the cloud identity, its pod label or the receiver is not rendered:\n%s", rendered)
 	}
 

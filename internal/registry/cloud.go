@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"maps"
-	"os"
 	"strings"
 	"sync"
 	"time"
@@ -256,7 +255,7 @@ func resolveAzure(ctx context.Context, c *CloudIdentity, host string) (authn.Aut
 	out, err := client.ExchangeAADAccessTokenForACRRefreshToken(ctx, azcontainerregistry.PostContentSchemaGrantTypeAccessToken, host,
 		&azcontainerregistry.AuthenticationClientExchangeAADAccessTokenForACRRefreshTokenOptions{AccessToken: &tok.Token})
 	if err != nil {
-		return authn.AuthConfig{}, fmt.Errorf("the registry refused the identity's Entra ID token (has it the AcrPull role?): %w", err)
+		return authn.AuthConfig{}, fmt.Errorf("the registry refused the identity's Entra ID token: %w", err)
 	}
 	if out.RefreshToken == nil || *out.RefreshToken == "" {
 		return authn.AuthConfig{}, errors.New("the registry answered with no refresh token")
@@ -264,26 +263,17 @@ func resolveAzure(ctx context.Context, c *CloudIdentity, host string) (authn.Aut
 	return authn.AuthConfig{Username: acrTokenUser, Password: *out.RefreshToken}, nil
 }
 
-// azureCredential is the manager's Azure identity: AKS Workload Identity when its webhook set
-// the pod's environment (AZURE_CLIENT_ID, AZURE_TENANT_ID, AZURE_FEDERATED_TOKEN_FILE), then the
-// managed identity of the node (the user-assigned one AZURE_CLIENT_ID names, if set). These are
-// DefaultAzureCredential's deployed credentials, without its developer tools, which would run
-// programs the manager's image does not have.
+// azureCredential is the manager's Azure identity, DefaultAzureCredential's: a service principal
+// of the environment (AZURE_CLIENT_SECRET or a certificate), AKS Workload Identity when its
+// webhook set the pod's environment, then the node's managed identity (the user-assigned one
+// AZURE_CLIENT_ID names, if set). The instance metadata service is probed for a second first, so
+// that a cluster outside Azure that names an Azure registry does not wait for its retries. Its
+// developer tools (the Azure CLI) come last and fail at once in the manager's image, which has
+// none.
 func (c *CloudIdentity) azureCredential() (azcore.TokenCredential, error) {
 	c.azureOnce.Do(func() {
-		opts := azcore.ClientOptions{Transport: c.AzureTransport}
-		var chain []azcore.TokenCredential
-		if wi, err := azidentity.NewWorkloadIdentityCredential(&azidentity.WorkloadIdentityCredentialOptions{ClientOptions: opts}); err == nil {
-			chain = append(chain, wi)
-		}
-		mi := &azidentity.ManagedIdentityCredentialOptions{ClientOptions: opts}
-		if id := os.Getenv("AZURE_CLIENT_ID"); id != "" {
-			mi.ID = azidentity.ClientID(id)
-		}
-		if m, err := azidentity.NewManagedIdentityCredential(mi); err == nil {
-			chain = append(chain, m)
-		}
-		c.azure, c.azureErr = azidentity.NewChainedTokenCredential(chain, nil)
+		c.azure, c.azureErr = azidentity.NewDefaultAzureCredential(&azidentity.DefaultAzureCredentialOptions{
+			ClientOptions: azcore.ClientOptions{Transport: c.AzureTransport}})
 	})
 	return c.azure, c.azureErr
 }

@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-logr/logr/funcr"
 	"github.com/go-logr/logr/testr"
 	"github.com/google/go-containerregistry/pkg/authn"
 	"github.com/google/go-containerregistry/pkg/name"
@@ -172,10 +173,17 @@ func startFakeCloud(t *testing.T) (*fakeCloud, string) {
 		"AWS_ROLE_ARN": "", "AWS_WEB_IDENTITY_TOKEN_FILE": "", "AWS_CONTAINER_CREDENTIALS_FULL_URI": "",
 		"GCE_METADATA_HOST": strings.TrimPrefix(srv.URL, "http://"), "GOOGLE_APPLICATION_CREDENTIALS": "",
 		"CLOUDSDK_CONFIG": filepath.Join(home, "gcloud"),
-		"AZURE_CLIENT_ID": "", "AZURE_TENANT_ID": "", "AZURE_FEDERATED_TOKEN_FILE": "", "AZURE_AUTHORITY_HOST": "",
-		"IDENTITY_ENDPOINT": "", "IDENTITY_HEADER": "", "IMDS_ENDPOINT": "", "MSI_ENDPOINT": "", "MSI_SECRET": "",
 	} {
 		t.Setenv(k, v)
+	}
+	// Azure's libraries tell a variable set empty from one unset.
+	for _, k := range []string{"AZURE_CLIENT_ID", "AZURE_TENANT_ID", "AZURE_CLIENT_SECRET", "AZURE_CLIENT_CERTIFICATE_PATH",
+		"AZURE_FEDERATED_TOKEN_FILE", "AZURE_AUTHORITY_HOST", "AZURE_TOKEN_CREDENTIALS",
+		"IDENTITY_ENDPOINT", "IDENTITY_HEADER", "IMDS_ENDPOINT", "MSI_ENDPOINT", "MSI_SECRET"} {
+		t.Setenv(k, "") // restored when the test ends
+		if err := os.Unsetenv(k); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return f, home
 }
@@ -383,5 +391,22 @@ func TestAzureRegistriesWithoutAndWithAnIdentity(t *testing.T) {
 		"ACR exchange service=tools.azurecr.io access_token=entra-imds-token"}
 	if got := cloud.seen(); strings.Join(got, "\n") != strings.Join(want, "\n") {
 		t.Errorf("the clouds were asked:\n%s\nwant:\n%s", strings.Join(got, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// Outside Azure the instance metadata service may not answer at all: the manager's Azure
+// identity finds that out from a short probe, not from the look-up's timeout spent on retries,
+// and reads the registry anonymously.
+func TestAzureRegistryWhereNoMetadataServiceAnswers(t *testing.T) {
+	cloud, _ := startFakeCloud(t)
+	cloud.hang = true
+	var logged []string
+	log := funcr.New(func(prefix, args string) { logged = append(logged, args) }, funcr.Options{})
+	c := &CloudIdentity{Clock: clocktesting.NewFakePassiveClock(time.Now()), AzureTransport: cloud.azure, Log: log, Timeout: 10 * time.Second}
+	if got, err := resolveHost(t, c, "acme.azurecr.io"); err != nil || *got != (authn.AuthConfig{}) {
+		t.Errorf("%+v %v, want anonymous", got, err)
+	}
+	if all := strings.Join(logged, "\n"); !strings.Contains(all, "ManagedIdentityCredential: managed identity timed out") || strings.Contains(all, "no answer within") {
+		t.Errorf("logged:\n%s\nwant the managed identity's probe to have timed out, not the look-up", all)
 	}
 }
