@@ -338,6 +338,10 @@ func TestIntegrationInvalidSpecsAreRejected(t *testing.T) {
 			set(u, map[string]any{"cosign": map[string]any{"keyless": map[string]any{"issuer": "https://token.actions.githubusercontent.com",
 				"subject": "release@acme.example", "subjectRegExp": "^release@", "trustedRootRef": map[string]any{"name": "sigstore"}}}}, "spec", "verify")
 		}, "set one of subject and subjectRegExp"},
+		{"a keyless subject matched anywhere", func(u *unstructured.Unstructured) {
+			set(u, map[string]any{"cosign": map[string]any{"keyless": map[string]any{"issuer": "https://token.actions.githubusercontent.com",
+				"subjectRegExp": "acme/web", "trustedRootRef": map[string]any{"name": "sigstore"}}}}, "spec", "verify")
+		}, "subjectRegExp starts with ^: unanchored, it matches any subject that merely contains it"},
 		{"a keyless identity without a trusted root", func(u *unstructured.Unstructured) {
 			set(u, map[string]any{"cosign": map[string]any{"keyless": map[string]any{"issuer": "https://token.actions.githubusercontent.com",
 				"subject": "release@acme.example"}}}, "spec", "verify")

@@ -43,11 +43,13 @@ type CosignKeyless struct {
 	// +kubebuilder:validation:MaxLength=1024
 	Subject string `json:"subject,omitempty"`
 
-	// SubjectRegExp matches the identity instead (Go syntax, anchored by you), for a subject
-	// that names a release tag: ^https://github\.com/acme/shop/\.github/workflows/release\.yaml@refs/tags/v.
+	// SubjectRegExp matches the identity instead (Go syntax, starting with ^: an expression
+	// matches anywhere in the subject unless anchored), for a subject that names a release tag:
+	// ^https://github\.com/acme/shop/\.github/workflows/release\.yaml@refs/tags/v.
 	// +optional
 	// +kubebuilder:validation:MinLength=1
 	// +kubebuilder:validation:MaxLength=1024
+	// +kubebuilder:validation:XValidation:rule="self.startsWith('^')",message="subjectRegExp starts with ^: unanchored, it matches any subject that merely contains it"
 	SubjectRegExp string `json:"subjectRegExp,omitempty"`
 
 	// TrustedRootRef names the ConfigMap in the config's namespace that holds the Sigstore trusted

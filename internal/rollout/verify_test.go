@@ -138,7 +138,7 @@ func TestKeylessChecksNameTheIdentity(t *testing.T) {
 				c.Spec.Verify = &v1alpha1.Verify{Cosign: &v1alpha1.CosignVerify{}}
 			},
 			wantReason: v1alpha1.EventInvalidSpec, wantSays: "spec.verify.cosign names no signer: set publicKeySecretRef or keyless"},
-		{name: "an expression that does not compile", verify: keylessBy("", "(acme"),
+		{name: "an expression that does not compile", verify: keylessBy("", "^(acme"),
 			wantReason: v1alpha1.EventInvalidSpec, wantSays: "spec.verify.cosign.keyless.subjectRegExp: error parsing regexp: missing closing )"},
 	}
 	for _, tc := range cases {

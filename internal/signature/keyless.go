@@ -82,7 +82,7 @@ func VerifyKeyless(trustedRootJSON []byte, id Identity, digest string, sigs []Si
 // verifyOne checks one signature against the verifier's trusted root and the identity.
 func verifyOne(verifier *verify.Verifier, identity verify.CertificateIdentity, digest string, s Signed) error {
 	if s.Certificate == "" || s.Bundle == "" {
-		return errors.New("a signature has no certificate or no transparency log entry: made with a key")
+		return errors.New("a signature has no certificate or no transparency log entry: made with a key, or not logged")
 	}
 	b, err := legacyBundle(s)
 	if err != nil {
