@@ -35,10 +35,10 @@ import (
 //     go-containerregistry's Google authenticator: Application Default Credentials, so GKE
 //     Workload Identity or the node's service account, from the metadata server. These hold
 //     public images too: without a credential they are read anonymously;
-//   - Azure Container Registry (*.azurecr.io, .cn, .us), with an Entra ID token of AKS Workload
-//     Identity or of the node's managed identity, which the registry's /oauth2/exchange turns
-//     into a registry refresh token. A registry may allow anonymous pulls: without a
-//     credential it is read anonymously.
+//   - Azure Container Registry (*.azurecr.io, .cn, .us), with an Entra ID token of the
+//     manager's identity (azureCredential: AKS Workload Identity, the node's managed identity, a
+//     service principal), which the registry's /oauth2/exchange turns into a registry refresh
+//     token. A registry may allow anonymous pulls: without a credential it is read anonymously.
 //
 // Any other host (ECR Public among them) resolves to anonymous, so that the keychain can follow
 // pull secrets in an authn.MultiKeychain. Each exchange is bounded by Timeout, and its answer kept

@@ -1,6 +1,7 @@
 package signature
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/hex"
@@ -8,7 +9,6 @@ import (
 	"encoding/pem"
 	"errors"
 	"fmt"
-	"strings"
 
 	protobundle "github.com/sigstore/protobuf-specs/gen/pb-go/bundle/v1"
 	protocommon "github.com/sigstore/protobuf-specs/gen/pb-go/common/v1"
@@ -88,7 +88,7 @@ func verifyOne(verifier *verify.Verifier, identity verify.CertificateIdentity, d
 	if err != nil {
 		return err
 	}
-	if _, err := verifier.Verify(b, verify.NewPolicy(verify.WithArtifact(strings.NewReader(string(s.Payload))), verify.WithCertificateIdentity(identity))); err != nil {
+	if _, err := verifier.Verify(b, verify.NewPolicy(verify.WithArtifact(bytes.NewReader(s.Payload)), verify.WithCertificateIdentity(identity))); err != nil {
 		return err
 	}
 	if !namesDigest(s.Payload, digest) {
