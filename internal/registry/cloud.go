@@ -112,6 +112,12 @@ func cloudOf(host string) (cloud, bool) {
 	return cloud{}, false
 }
 
+// CloudOf names the cloud whose identity reads the registry host, if any.
+func CloudOf(host string) (string, bool) {
+	cl, ok := cloudOf(host)
+	return cl.name, ok
+}
+
 // Resolve implements authn.Keychain.
 func (c *CloudIdentity) Resolve(target authn.Resource) (authn.Authenticator, error) {
 	host := target.RegistryStr()

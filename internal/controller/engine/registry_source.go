@@ -5,12 +5,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net/http"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/authn"
 	k8schain "github.com/google/go-containerregistry/pkg/authn/kubernetes"
+	"github.com/google/go-containerregistry/pkg/name"
 	corev1 "k8s.io/api/core/v1"
 	apierrors "k8s.io/apimachinery/pkg/api/errors"
 	"sigs.k8s.io/controller-runtime/pkg/client"
@@ -65,7 +67,7 @@ func (s registrySource) candidates(ctx context.Context, ruc *v1alpha1.RollingUpg
 	if res.Err != nil {
 		// The message says what failed in rollgate's words; the registry's own are for the log.
 		logf.FromContext(ctx).V(1).Info(asked+" failed", "image", ruc.Spec.Image, "detail", errors.Unwrap(res.Err))
-		return nil, &rollout.Problem{Reason: v1alpha1.EventRegistryUnavailable, Message: fmt.Sprintf("%s: %v", asked, res.Err)}, poll, nil
+		return nil, &rollout.Problem{Reason: v1alpha1.EventRegistryUnavailable, Message: asked + ": " + s.problem(res.Err, ruc.Spec.Image)}, poll, nil
 	}
 	out := make([]rollout.Candidate, 0, len(res.Tags))
 	for _, t := range res.Tags {
@@ -90,7 +92,7 @@ func (s registrySource) lookUp(ctx context.Context, ruc *v1alpha1.RollingUpgrade
 		l.NotFound = true
 	case err != nil:
 		logf.FromContext(ctx).V(1).Info("looking up an image failed", "image", img, "detail", errors.Unwrap(err))
-		l.Problem = err.Error()
+		l.Problem = s.problem(err, img)
 	}
 	return l
 }
@@ -109,12 +111,31 @@ func (s registrySource) created(ctx context.Context, ruc *v1alpha1.RollingUpgrad
 		at, err := reader.Created(ctx, img, keychain)
 		if err != nil {
 			logf.FromContext(ctx).V(1).Info("reading the build time of an image failed", "image", img, "detail", errors.Unwrap(err))
-			out[tag] = rollout.CreatedAnswer{Problem: err.Error()}
+			out[tag] = rollout.CreatedAnswer{Problem: s.problem(err, img)}
 			continue
 		}
 		out[tag] = rollout.CreatedAnswer{At: at}
 	}
 	return out
+}
+
+// problem is err, a failed read of img, in rollgate's words. A registry that refused access under
+// the manager's cloud identity may have refused that identity, not the pull secrets the message
+// names: it names the identity too.
+func (s registrySource) problem(err error, img string) string {
+	var re *registry.Error
+	if s.cloud == nil || !errors.As(err, &re) || (re.StatusCode != http.StatusUnauthorized && re.StatusCode != http.StatusForbidden) {
+		return err.Error()
+	}
+	ref, perr := name.ParseReference(img, name.WeakValidation)
+	if perr != nil {
+		return err.Error()
+	}
+	cloud, ok := registry.CloudOf(ref.Context().RegistryStr())
+	if !ok {
+		return err.Error()
+	}
+	return fmt.Sprintf("%v, or what the manager's %s identity may read (its log says whether it got a credential)", err, cloud)
 }
 
 // clientFor is the manager's registry client as a C, with the workload's pull credentials, or
@@ -203,7 +224,7 @@ func (s registrySource) signature(ctx context.Context, ruc *v1alpha1.RollingUpgr
 	sigs, err := reader.CosignSignatures(ctx, img, keychain)
 	if err != nil {
 		logf.FromContext(ctx).V(1).Info("reading the signatures of an image failed", "image", img, "detail", errors.Unwrap(err))
-		a.Problem = err.Error()
+		a.Problem = s.problem(err, img)
 		return a
 	}
 	signed := make([]signature.Signed, 0, len(sigs))

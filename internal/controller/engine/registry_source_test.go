@@ -3,6 +3,9 @@ package engine
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/authn"
@@ -12,6 +15,7 @@ import (
 	"sigs.k8s.io/controller-runtime/pkg/client/fake"
 
 	"github.com/rollgate/rollgate/internal/kube/kubetest"
+	"github.com/rollgate/rollgate/internal/registry"
 )
 
 // cloudOf answers for one registry host, as registry.CloudIdentity does for a cloud's.
@@ -61,6 +65,38 @@ func TestPullSecretsThenTheCloudIdentity(t *testing.T) {
 			}
 			if cfg.Username != tc.want {
 				t.Errorf("user %q, want %q", cfg.Username, tc.want)
+			}
+		})
+	}
+}
+
+// A registry of a cloud that refuses access under the manager's cloud identity may have refused
+// that identity, not only the pull secrets: the message names both. Other failures, other hosts,
+// and a manager without the identity say what they said.
+func TestARefusalNamesTheCloudIdentity(t *testing.T) {
+	refused := &registry.Error{StatusCode: http.StatusUnauthorized}
+	const secrets = "registry refused access (401): check the workload's imagePullSecrets or service account"
+	cases := []struct {
+		name  string
+		cloud authn.Keychain
+		err   error
+		img   string
+		want  string
+	}{
+		{"an Azure registry", cloudOf("x"), refused, "acme.azurecr.io/web:1.0.0",
+			secrets + ", or what the manager's Azure identity may read (its log says whether it got a credential)"},
+		{"ECR, forbidden", cloudOf("x"), &registry.Error{StatusCode: http.StatusForbidden}, "123456789012.dkr.ecr.eu-west-1.amazonaws.com/web@sha256:" + strings.Repeat("a", 64),
+			"registry refused access (403): check the workload's imagePullSecrets or service account, or what the manager's AWS identity may read (its log says whether it got a credential)"},
+		{"a registry of no cloud", cloudOf("x"), refused, "ghcr.io/acme/web:1.0.0", secrets},
+		{"without the cloud identity", nil, refused, "acme.azurecr.io/web:1.0.0", secrets},
+		{"another failure", cloudOf("x"), &registry.Error{StatusCode: http.StatusTooManyRequests}, "acme.azurecr.io/web:1.0.0", "registry rate limit (429)"},
+		{"no registry answer at all", cloudOf("x"), errors.New("the manager's registry client cannot look images up"), "acme.azurecr.io/web:1.0.0",
+			"the manager's registry client cannot look images up"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := (registrySource{cloud: tc.cloud}).problem(tc.err, tc.img); got != tc.want {
+				t.Errorf("problem\n%s\nwant\n%s", got, tc.want)
 			}
 		})
 	}
