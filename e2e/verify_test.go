@@ -3,7 +3,6 @@
 package e2e
 
 import (
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,13 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/google/go-containerregistry/pkg/name"
-	v1 "github.com/google/go-containerregistry/pkg/v1"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/static"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 	corev1 "k8s.io/api/core/v1"
 	metav1 "k8s.io/apimachinery/pkg/apis/meta/v1"
 
@@ -93,14 +85,13 @@ func TestScenarioOnlyVersionsSignedByTheIdentityRollOut(t *testing.T) {
 	if err := os.WriteFile(root, store.TrustedRoot, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	var sigs []sigstoretest.Signature
+	var layers []registrytest.Layer
 	sign := func(subject string) {
 		t.Helper()
-		payload := fmt.Appendf(nil, `{"critical":{"identity":{"docker-reference":%q},"image":{"docker-manifest-digest":%q},"type":"cosign container image signature"},"optional":null}`,
-			repo, digest)
 		now := time.Now()
-		sigs = append(sigs, store.Sign(t, payload, sigstoretest.Keyless{Subject: subject, Issuer: issuer, Issued: now.Add(-time.Minute), Logged: now}))
-		pushSignatures(t, repo, digest, sigs)
+		signed := store.Sign(t, sigstoretest.SimpleSigning(repo, digest), sigstoretest.Keyless{Subject: subject, Issuer: issuer, Issued: now.Add(-time.Minute), Logged: now})
+		layers = append(layers, registrytest.Layer{Payload: signed.Payload, Annotations: signed.Annotations()})
+		registrytest.PushSignatures(t, host, "demo/app", digest, layers...)
 		runCosign(t, t.TempDir(), "verify", "--trusted-root", root, "--certificate-identity", subject, "--certificate-oidc-issuer", issuer,
 			"--insecure-ignore-sct", "--allow-http-registry", "--allow-insecure-registry", repo+"@"+digest)
 	}
@@ -131,27 +122,6 @@ func heldUntilSigned(s *scenario, repo, digest, says string, signTeam func()) {
 	})
 	if want := repo + ":1.1.0@" + digest; c.Status.CurrentImage != want {
 		s.t.Errorf("current image %s, want %s: the digest that was verified", c.Status.CurrentImage, want)
-	}
-}
-
-// pushSignatures writes sigs as cosign stores an image's signatures: a layer each, with its
-// annotations, of the manifest tagged sha256-<hex>.sig in the image's repository.
-func pushSignatures(t *testing.T, repo, digest string, sigs []sigstoretest.Signature) {
-	t.Helper()
-	var img v1.Image = empty.Image
-	for _, sg := range sigs {
-		var err error
-		layer := static.NewLayer(sg.Payload, types.MediaType("application/vnd.dev.cosign.simplesigning.v1+json"))
-		if img, err = mutate.Append(img, mutate.Addendum{Layer: layer, Annotations: sg.Annotations()}); err != nil {
-			t.Fatal(err)
-		}
-	}
-	tag, err := name.NewTag(repo+":"+strings.Replace(digest, ":", "-", 1)+".sig", name.Insecure)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.Write(tag, img); err != nil {
-		t.Fatal(err)
 	}
 }
 

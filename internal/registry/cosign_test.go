@@ -10,12 +10,6 @@ import (
 	"testing"
 
 	"github.com/google/go-containerregistry/pkg/authn"
-	"github.com/google/go-containerregistry/pkg/name"
-	"github.com/google/go-containerregistry/pkg/v1/empty"
-	"github.com/google/go-containerregistry/pkg/v1/mutate"
-	"github.com/google/go-containerregistry/pkg/v1/remote"
-	"github.com/google/go-containerregistry/pkg/v1/static"
-	"github.com/google/go-containerregistry/pkg/v1/types"
 
 	"github.com/rollgate/rollgate/internal/registry/registrytest"
 )
@@ -27,10 +21,8 @@ func TestCosignSignaturesAreReadWhereCosignWritesThem(t *testing.T) {
 	host, _ := testRegistry(t)
 	digest := registrytest.Push(t, host, "demo/app", "1.0.0")
 	unsigned := registrytest.Push(t, host, "demo/app", "1.1.0")
-	sigs := empty.Image
+	var layers []registrytest.Layer
 	for i, sig := range []string{"c2lnLTE=", "c2lnLTI=", ""} { // the last layer is no signature
-		layer := static.NewLayer(fmt.Appendf(nil, `{"critical":{"n":%d}}`, i), types.MediaType("application/vnd.dev.cosign.simplesigning.v1+json"))
-		var err error
 		ann := map[string]string{}
 		if sig != "" {
 			ann["dev.cosignproject.cosign/signature"] = sig
@@ -39,17 +31,9 @@ func TestCosignSignaturesAreReadWhereCosignWritesThem(t *testing.T) {
 			ann["dev.sigstore.cosign/certificate"] = "-----BEGIN CERTIFICATE-----"
 			ann["dev.sigstore.cosign/bundle"] = `{"SignedEntryTimestamp":"c2V0"}`
 		}
-		if sigs, err = mutate.Append(sigs, mutate.Addendum{Layer: layer, Annotations: ann}); err != nil {
-			t.Fatal(err)
-		}
+		layers = append(layers, registrytest.Layer{Payload: fmt.Appendf(nil, `{"critical":{"n":%d}}`, i), Annotations: ann})
 	}
-	tag, err := name.NewTag(host + "/demo/app:" + strings.Replace(digest, ":", "-", 1) + ".sig")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := remote.Write(tag, sigs); err != nil {
-		t.Fatal(err)
-	}
+	registrytest.PushSignatures(t, host, "demo/app", digest, layers...)
 	r := loopback(t)
 	got, err := r.CosignSignatures(context.Background(), host+"/demo/app:1.0.0@"+digest, authn.DefaultKeychain)
 	if err != nil {
@@ -92,16 +76,8 @@ func TestBlobsAreReadWhereTheRegistryRedirects(t *testing.T) {
 	t.Cleanup(front.Close)
 	host := strings.TrimPrefix(front.URL, "http://")
 	digest := registrytest.Push(t, host, "demo/app", "1.0.0")
-	sigs, err := mutate.Append(empty.Image, mutate.Addendum{
-		Layer:       static.NewLayer([]byte(`{"critical":{}}`), types.MediaType("application/vnd.dev.cosign.simplesigning.v1+json")),
-		Annotations: map[string]string{"dev.cosignproject.cosign/signature": "c2ln"}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	tag, _ := name.NewTag(host + "/demo/app:" + strings.Replace(digest, ":", "-", 1) + ".sig")
-	if err := remote.Write(tag, sigs); err != nil {
-		t.Fatal(err)
-	}
+	registrytest.PushSignatures(t, host, "demo/app", digest,
+		registrytest.Layer{Payload: []byte(`{"critical":{}}`), Annotations: map[string]string{"dev.cosignproject.cosign/signature": "c2ln"}})
 	cdnRequests.Store(0)
 	r := loopback(t)
 	got, err := r.CosignSignatures(context.Background(), host+"/demo/app@"+digest, authn.DefaultKeychain)

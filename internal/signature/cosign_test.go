@@ -9,13 +9,14 @@ import (
 	"crypto/rsa"
 	"encoding/base64"
 	"errors"
-	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/sigstore/sigstore/pkg/cryptoutils"
 	sigstoresig "github.com/sigstore/sigstore/pkg/signature"
 	"github.com/sigstore/sigstore/pkg/signature/options"
+
+	"github.com/rollgate/rollgate/internal/signature/sigstoretest"
 )
 
 // keyPair is a cosign key pair of the test's own, ECDSA P-256 signing with SHA-256: the PEM
@@ -51,7 +52,7 @@ func pairOf(t *testing.T, pub crypto.PublicKey, signer sigstoresig.Signer) ([]by
 
 // simpleSigning is cosign's payload for an image of digest.
 func simpleSigning(digest string) []byte {
-	return fmt.Appendf(nil, `{"critical":{"identity":{"docker-reference":"registry.example.com/acme/web"},"image":{"docker-manifest-digest":%q},"type":"cosign container image signature"},"optional":null}`, digest)
+	return sigstoretest.SimpleSigning("registry.example.com/acme/web", digest)
 }
 
 // An image is verified by a signature of the key over a payload that names its digest; any other

@@ -5,7 +5,6 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
-	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -111,7 +110,7 @@ func TestAnUnsignedImageWarnsOnceThroughReconcile(t *testing.T) {
 func TestKeylessSignaturesThroughReconcile(t *testing.T) {
 	const issuer, workflow = "https://token.actions.githubusercontent.com", "https://github.com/acme/web/.github/workflows/release.yaml@refs/heads/main"
 	store := sigstoretest.New(t)
-	payload := fmt.Appendf(nil, `{"critical":{"identity":{"docker-reference":"ghcr.io/acme/web"},"image":{"docker-manifest-digest":%q},"type":"cosign container image signature"},"optional":null}`, signedDigest)
+	payload := sigstoretest.SimpleSigning("ghcr.io/acme/web", signedDigest)
 	now := time.Now().Add(-time.Hour)
 	signedBy := func(subject string) signedRegistry {
 		s := store.Sign(t, payload, sigstoretest.Keyless{Subject: subject, Issuer: issuer, Issued: now, Logged: now})

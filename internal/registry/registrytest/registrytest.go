@@ -1,20 +1,24 @@
 // Package registrytest serves go-containerregistry's in-memory registry for tests, with a
-// repository filled with tags of one random image.
+// repository filled with tags of one random image, and cosign's signatures of it.
 package registrytest
 
 import (
 	"io"
 	"log"
 	"net/http"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/go-containerregistry/pkg/name"
 	ggcrregistry "github.com/google/go-containerregistry/pkg/registry"
 	v1 "github.com/google/go-containerregistry/pkg/v1"
+	"github.com/google/go-containerregistry/pkg/v1/empty"
 	"github.com/google/go-containerregistry/pkg/v1/mutate"
 	"github.com/google/go-containerregistry/pkg/v1/random"
 	"github.com/google/go-containerregistry/pkg/v1/remote"
+	"github.com/google/go-containerregistry/pkg/v1/static"
+	"github.com/google/go-containerregistry/pkg/v1/types"
 )
 
 // Handler is the in-memory registry, without logging.
@@ -55,4 +59,33 @@ func PushCreated(t testing.TB, host, repository string, created time.Time, tags 
 		t.Fatal(err)
 	}
 	return digest.String()
+}
+
+// Layer is one layer of an image's cosign signatures: a payload and its annotations (the
+// signature, and a keyless one's certificate and log entry).
+type Layer struct {
+	Payload     []byte
+	Annotations map[string]string
+}
+
+// PushSignatures writes layers as cosign stores the signatures of the image of digest in
+// host/repository: the layers of the manifest tagged sha256-<hex>.sig, each one simple-signing
+// payload.
+func PushSignatures(t testing.TB, host, repository, digest string, layers ...Layer) {
+	t.Helper()
+	var img v1.Image = empty.Image
+	for _, l := range layers {
+		var err error
+		layer := static.NewLayer(l.Payload, types.MediaType("application/vnd.dev.cosign.simplesigning.v1+json"))
+		if img, err = mutate.Append(img, mutate.Addendum{Layer: layer, Annotations: l.Annotations}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	tag, err := name.NewTag(host + "/" + repository + ":" + strings.Replace(digest, ":", "-", 1) + ".sig")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := remote.Write(tag, img); err != nil {
+		t.Fatal(err)
+	}
 }

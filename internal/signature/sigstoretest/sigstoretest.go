@@ -92,6 +92,13 @@ type Keyless struct {
 	IssuedBy *Instance
 }
 
+// SimpleSigning is cosign's payload for the image of digest in the repository reference: what
+// `cosign sign` signs.
+func SimpleSigning(reference, digest string) []byte {
+	return fmt.Appendf(nil, `{"critical":{"identity":{"docker-reference":%q},"image":{"docker-manifest-digest":%q},"type":"cosign container image signature"},"optional":null}`,
+		reference, digest)
+}
+
 // Signature is a signature as cosign stores it in a layer of an image's .sig manifest: the payload
 // (the layer) and its annotations.
 type Signature struct {
