@@ -120,7 +120,6 @@ func TestKeylessChecksNameTheIdentity(t *testing.T) {
 		signature *SignatureAnswer
 		// expected
 		wantReason, wantSays string
-		wantAsked            bool
 	}{
 		{name: "signed by the subject: the start says by whom", verify: keylessBy(workflow, ""),
 			signature:  &SignatureAnswer{Image: pinned, Signed: true},

@@ -21,6 +21,7 @@ func FuzzKeyless(f *testing.F) {
 		f.Fatal(err)
 	}
 	f.Add(signed.Certificate, signed.Bundle, signed.Signature)
+	f.Add(signed.Certificate, signed.Bundle, signed.Signature[:8]+"\n"+signed.Signature[8:]) // the same bytes
 	f.Add("", signed.Bundle, signed.Signature)
 	f.Add(signed.Certificate, `{"SignedEntryTimestamp":"","Payload":{"body":"e30=","logID":"zz"}}`, signed.Signature)
 	f.Add("-----BEGIN CERTIFICATE-----\nMAA=\n-----END CERTIFICATE-----\n", "{}", "")

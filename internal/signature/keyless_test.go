@@ -36,8 +36,9 @@ func TestVerifyKeyless(t *testing.T) {
 		id   Identity
 		root []byte
 		sigs []Signed
-		// expected: nil, or the error it wraps, or the text of another error
+		// expected: nil, or the error it wraps (saying says), or the text of another error
 		want     error
+		says     string
 		wantText string
 	}{
 		{name: "by the workflow, from the trusted CA, logged while its certificate was valid",
@@ -71,7 +72,11 @@ func TestVerifyKeyless(t *testing.T) {
 		{name: "a log entry of another signature", id: Identity{Issuer: actions, Subject: workflow},
 			sigs: []Signed{func() Signed { s := byCI; s.Bundle = keylessBy(t, store, simpleSigning(digest), ci).Bundle; return s }()}, want: ErrNotByTheIdentity},
 		{name: "made with a key", id: Identity{Issuer: actions, Subject: workflow},
-			sigs: []Signed{{Payload: simpleSigning(digest), Signature: signWithKey(simpleSigning(digest))}}, want: ErrNotByTheIdentity},
+			sigs: []Signed{{Payload: simpleSigning(digest), Signature: signWithKey(simpleSigning(digest))}}, want: ErrNotByTheIdentity,
+			says: "no certificate or no transparency log entry: made with a key, or not logged"},
+		{name: "keyless, not logged", id: Identity{Issuer: actions, Subject: workflow},
+			sigs: []Signed{func() Signed { s := byCI; s.Bundle = ""; return s }()}, want: ErrNotByTheIdentity,
+			says: "no certificate or no transparency log entry: made with a key, or not logged"},
 		{name: "no signature", id: Identity{Issuer: actions, Subject: workflow}, want: ErrNoSignature},
 		{name: "a trusted root that is not one", id: Identity{Issuer: actions, Subject: workflow}, root: []byte(`{"mediaType": 1}`),
 			sigs: []Signed{byCI}, wantText: "the trusted root: "},
@@ -91,8 +96,8 @@ func TestVerifyKeyless(t *testing.T) {
 				}
 			case tc.want == nil && err != nil:
 				t.Errorf("error %v, want it verified", err)
-			case tc.want != nil && !errors.Is(err, tc.want):
-				t.Errorf("error %v, want %v", err, tc.want)
+			case tc.want != nil && (!errors.Is(err, tc.want) || !strings.Contains(err.Error(), tc.says)):
+				t.Errorf("error %v, want %v saying %q", err, tc.want, tc.says)
 			}
 		})
 	}
